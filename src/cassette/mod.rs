@@ -1,0 +1,1 @@
+//! cassette (placeholder: filled by its issue).

@@ -1,0 +1,1 @@
+//! client (placeholder: filled by its issue).

@@ -1,0 +1,1 @@
+//! commands (placeholder: filled by its issue).

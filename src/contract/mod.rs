@@ -1,0 +1,1 @@
+//! contract (placeholder: filled by its issue).

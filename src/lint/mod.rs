@@ -1,0 +1,1 @@
+//! lint (placeholder: filled by its issue).

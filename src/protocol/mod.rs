@@ -1,0 +1,1 @@
+//! protocol (placeholder: filled by its issue).

@@ -1,0 +1,1 @@
+//! record (placeholder: filled by its issue).

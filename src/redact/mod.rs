@@ -1,0 +1,1 @@
+//! redact (placeholder: filled by its issue).

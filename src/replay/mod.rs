@@ -1,0 +1,1 @@
+//! replay (placeholder: filled by its issue).

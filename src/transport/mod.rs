@@ -1,0 +1,1 @@
+//! transport (placeholder: filled by its issue).

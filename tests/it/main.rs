@@ -1,0 +1,1 @@
+//! The one integration-test binary: drives the real `mcp-cassette` executable.
