@@ -132,15 +132,15 @@ impl CassetteError {
 
 /// Where a field problem was found, for building [`CassetteError::BadField`].
 #[derive(Debug, Clone)]
-pub struct Location {
-    pub path: PathBuf,
+pub struct Location<'a> {
+    pub path: &'a Path,
     pub line: u64,
 }
 
-impl Location {
+impl Location<'_> {
     pub fn bad_field(&self, field: &str, problem: impl Into<String>) -> CassetteError {
         CassetteError::BadField {
-            path: self.path.clone(),
+            path: self.path.to_owned(),
             line: self.line,
             field: field.to_owned(),
             problem: problem.into(),
