@@ -1,1 +1,3 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
+
+mod lint;
