@@ -2,4 +2,5 @@
 
 mod fixtures;
 mod interop;
+mod lint;
 mod record;
