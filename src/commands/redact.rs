@@ -161,7 +161,7 @@ fn for_each_entry<R: io::BufRead + Send>(
                 bytes += item.as_ref().map_or(0, |e| {
                     e.object()
                         .members()
-                        .map(|(k, v)| k.len() + v.get().len())
+                        .map(|(k, v)| k.len() + v.len())
                         .sum::<usize>()
                 });
                 batch.push(item);

@@ -468,7 +468,8 @@ mod properties {
     }
 
     fn frame_of(params: &Value) -> Frame {
-        let text = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": params}).to_string();
+        let text = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": params})
+            .to_string();
         Frame::parse(&text).unwrap()
     }
 
@@ -482,7 +483,11 @@ mod properties {
             }
             Value::Object(map) => {
                 for (k, item) in map {
-                    pointers(item, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out);
+                    pointers(
+                        item,
+                        format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                        out,
+                    );
                 }
             }
             _ => {}
