@@ -4,3 +4,4 @@ mod fixtures;
 mod interop;
 mod lint;
 mod record;
+mod redact;
