@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::cassette::{Existing, Header, Transport, looks_like_cassette, format_iso};
+use crate::cassette::{Existing, Header, Transport, format_iso, looks_like_cassette};
 use crate::cli::RecordArgs;
 use crate::record::stdio::{self, Recording, Target};
 use crate::record::{Mode, append, recorder_id};

@@ -19,9 +19,13 @@ use crate::protocol::{Era, SUBSCRIPTION_ID_KEY};
 pub enum AppendRefusal {
     #[error("record --mode append: {path} {why}")]
     Contradicts { path: String, why: String },
-    #[error("record --mode append: {path} could not be read as a cassette ({detail}); it was left untouched")]
+    #[error(
+        "record --mode append: {path} could not be read as a cassette ({detail}); it was left untouched"
+    )]
     Unreadable { path: String, detail: String },
-    #[error("record --mode append: failed to write {path}: {source}; it was left as it was before this session")]
+    #[error(
+        "record --mode append: failed to write {path}: {source}; it was left as it was before this session"
+    )]
     Io {
         path: String,
         #[source]
@@ -360,12 +364,22 @@ mod tests {
     #[test]
     fn ids_minted_once_per_original() {
         let mut ids = LiveIds::new(3);
-        let req = Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#).unwrap();
+        let req =
+            Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#).unwrap();
         let ack = Frame::parse(r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}"#).unwrap();
-        assert_eq!(ids.rekey(&req).unwrap().id(), Some(&Id::Str("live-3".into())));
+        assert_eq!(
+            ids.rekey(&req).unwrap().id(),
+            Some(&Id::Str("live-3".into()))
+        );
         let ack = ids.rekey(&ack).unwrap();
-        assert!(ack.text().contains(r#""io.modelcontextprotocol/subscriptionId":"live-3""#));
+        assert!(
+            ack.text()
+                .contains(r#""io.modelcontextprotocol/subscriptionId":"live-3""#)
+        );
         let other = Frame::parse(r#"{"jsonrpc":"2.0","id":"1","method":"x"}"#).unwrap();
-        assert_eq!(ids.rekey(&other).unwrap().id(), Some(&Id::Str("live-4".into())));
+        assert_eq!(
+            ids.rekey(&other).unwrap().id(),
+            Some(&Id::Str("live-4".into()))
+        );
     }
 }

@@ -254,7 +254,11 @@ mod tests {
         let expect = vec!["ab", "cd", "", "ef"];
         assert_eq!(lines(100, &[whole]), expect);
         for cut in 0..whole.len() {
-            assert_eq!(lines(100, &[&whole[..cut], &whole[cut..]]), expect, "cut {cut}");
+            assert_eq!(
+                lines(100, &[&whole[..cut], &whole[cut..]]),
+                expect,
+                "cut {cut}"
+            );
         }
     }
 
@@ -267,14 +271,30 @@ mod tests {
     fn era_from_first_success() {
         let mut c = Capture::new(None);
         let f = |s: &str| s.as_bytes().to_vec();
-        c.line(0, Dir::C2s, &f(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#));
-        c.line(1, Dir::S2c, &f(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#));
+        c.line(
+            0,
+            Dir::C2s,
+            &f(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#),
+        );
+        c.line(
+            1,
+            Dir::S2c,
+            &f(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}"#),
+        );
         assert_eq!(c.era(), None);
-        c.line(2, Dir::C2s, &f(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#));
+        c.line(
+            2,
+            Dir::C2s,
+            &f(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#),
+        );
         c.line(3, Dir::S2c, &f(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
         assert_eq!(c.era(), Some(Era::Legacy));
         let mut m = Capture::new(None);
-        m.line(0, Dir::C2s, &f(r#"{"jsonrpc":"2.0","id":"a","method":"server/discover"}"#));
+        m.line(
+            0,
+            Dir::C2s,
+            &f(r#"{"jsonrpc":"2.0","id":"a","method":"server/discover"}"#),
+        );
         m.line(1, Dir::S2c, &f(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#));
         assert_eq!(m.era(), Some(Era::Modern));
     }

@@ -64,7 +64,11 @@ impl StreamSink {
             self.write_header(era)?;
         }
         self.writer.flush()?;
-        let file = self.writer.into_inner().into_inner().map_err(|e| e.into_error())?;
+        let file = self
+            .writer
+            .into_inner()
+            .into_inner()
+            .map_err(|e| e.into_error())?;
         file.sync_data()
     }
 

@@ -83,7 +83,9 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     let pid = server.id();
     let (Some(server_in), Some(server_out)) = (server.stdin.take(), server.stdout.take()) else {
         child::send_signal(pid, Signal::Kill);
-        return Err(RecordError::Spawn(io::Error::other("the server's stdio was not piped")));
+        return Err(RecordError::Spawn(io::Error::other(
+            "the server's stdio was not piped",
+        )));
     };
 
     let sink = match &rec.target {
@@ -203,7 +205,11 @@ struct Captured {
     saw_initialize: bool,
 }
 
-fn capture_loop(rx: mpsc::Receiver<Msg>, mut capture: Capture, mut sink: Sink) -> io::Result<Captured> {
+fn capture_loop(
+    rx: mpsc::Receiver<Msg>,
+    mut capture: Capture,
+    mut sink: Sink,
+) -> io::Result<Captured> {
     let mut c2s = LineSplitter::new(MAX_CAPTURE_LINE);
     let mut s2c = LineSplitter::new(MAX_CAPTURE_LINE);
     let mut count = 0usize;

@@ -40,7 +40,10 @@ pub fn send_signal(pid: u32, signal: Signal) {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return;
     };
-    #[expect(unsafe_code, reason = "kill(2) has no safe wrapper in std; pid and signal are plain integers")]
+    #[expect(
+        unsafe_code,
+        reason = "kill(2) has no safe wrapper in std; pid and signal are plain integers"
+    )]
     // SAFETY: kill takes two integers and touches no memory of ours.
     unsafe {
         libc::kill(pid, signal.number());
