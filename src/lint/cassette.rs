@@ -28,9 +28,8 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::io::BufRead;
 
+use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::Level;
 use crate::cassette::{CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport};
@@ -135,16 +134,15 @@ pub struct CassetteLinter {
 /// `typeof id + ":" + String(id)`: the reference's pairing key.
 fn typed_key(id: &Id) -> String {
     match id {
+        // A plain integer is already spelled as JavaScript would print it; only other numbers
+        // (`1.0`, `1e3`) need the conversion, which is worth skipping on every frame.
+        Id::Number(text) if text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("number:{text}")
+        }
         Id::Number(_) => format!("number:{}", id.key()),
         Id::Str(s) => format!("string:{s}"),
         Id::Null => "object:null".to_owned(),
     }
-}
-
-#[derive(Deserialize)]
-struct ResultOnly<'a> {
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
 }
 
 impl CassetteLinter {
@@ -210,23 +208,17 @@ impl CassetteLinter {
         if frame.kind() != FrameKind::Response {
             return;
         }
-        let Ok(ResultOnly {
-            result: Some(result),
-        }) = serde_json::from_str::<ResultOnly<'_>>(frame.text())
-        else {
-            return;
-        };
         let mut path = String::from("/result");
         let mut hits = Vec::new();
-        let mut de = serde_json::Deserializer::from_str(result.get());
-        // The text parsed once already, so a failure here can only be a depth serde_json
-        // refuses; whatever was read before it is still reported.
-        let _ = Walker {
+        let mut de = serde_json::Deserializer::from_str(frame.text());
+        // One pass over the frame: everything but `result` is skipped unread. The text parsed
+        // once already, so a failure here can only be a depth serde_json refuses; whatever was
+        // read before it is still reported.
+        let _ = de.deserialize_map(ResultOf(Walker {
             path: &mut path,
             depth: 0,
             hits: &mut hits,
-        }
-        .deserialize(&mut de);
+        }));
         let method = OUTPUT_METHODS[at];
         for (path, hit) in hits {
             self.output.push(OutputFinding {
@@ -474,7 +466,7 @@ impl<'de> DeserializeSeed<'de> for Walker<'_> {
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         if self.depth > MAX_OUTPUT_DEPTH {
-            return IgnoredAny::deserialize(d).map(|_| ());
+            return <IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| ());
         }
         d.deserialize_any(self)
     }
@@ -543,6 +535,31 @@ impl<'de> Visitor<'de> for Walker<'_> {
                 hits: &mut *self.hits,
             })?;
             self.path.truncate(base);
+        }
+        Ok(())
+    }
+}
+
+/// A response frame, of which only `result` is walked.
+struct ResultOf<'a>(Walker<'a>);
+
+impl<'de> Visitor<'de> for ResultOf<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC response object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut walker = Some(self.0);
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            match (key.as_ref(), walker.take()) {
+                ("result", Some(w)) => map.next_value_seed(w)?,
+                (_, w) => {
+                    walker = w;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
         }
         Ok(())
     }
