@@ -1,3 +1,5 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
 mod fixtures;
+mod interop;
+mod record;
