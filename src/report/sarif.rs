@@ -399,5 +399,32 @@ pub fn render(run: &Run<'_>, findings: &[Finding<'_>], anchor: Option<&Anchor>) 
     text
 }
 
+/// The document for a `check` report.
+pub fn render_report(
+    report: &super::CheckReport,
+    working_directory: &Path,
+    anchor: Option<&Anchor>,
+) -> String {
+    let findings: Vec<Finding<'_>> = report
+        .findings
+        .iter()
+        .map(|f| Finding {
+            level: f.level,
+            code: &f.code,
+            subject: &f.subject,
+            kind: f.kind,
+            message: &f.message,
+            excerpt: f.excerpt.as_deref(),
+        })
+        .collect();
+    let run = Run {
+        target: &report.target,
+        tool_count: report.tool_count,
+        ok: report.ok,
+        working_directory,
+    };
+    render(&run, &findings, anchor)
+}
+
 #[cfg(test)]
 mod tests;
