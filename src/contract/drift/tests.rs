@@ -470,3 +470,64 @@ fn changes_serialise_as_the_reference_json() {
     assert_eq!(FailOn::parse("dangerous"), Some(FailOn::Dangerous));
     assert_eq!(FailOn::parse("minor"), None);
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value};
+
+    use super::*;
+
+    /// Schema-shaped JSON: objects keyed by schema keywords and a few names, small values.
+    fn schema_like() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-3i64..3).prop_map(Value::from),
+            prop::sample::select(vec!["string", "integer", "object", "a", "b", "#/$defs/X"])
+                .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 48, 5, |inner| {
+            let keys = prop::sample::select(vec![
+                "type",
+                "properties",
+                "required",
+                "enum",
+                "default",
+                "items",
+                "additionalProperties",
+                "description",
+                "$ref",
+                "$defs",
+                "a",
+                "b",
+                "anyOf",
+                "minimum",
+            ]);
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((keys, inner), 0..5).prop_map(|members| {
+                    let mut m = Map::new();
+                    for (k, v) in members {
+                        m.insert(k.to_owned(), v);
+                    }
+                    Value::Object(m)
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn never_silent_never_spurious(a in schema_like(), b in schema_like()) {
+            prop_assert_eq!(schema_diff(a.clone(), a.clone()), vec![]);
+            let changes = schema_diff(a.clone(), b.clone());
+            let same = stable_stringify(&canonical::canonical(&a)) == stable_stringify(&canonical::canonical(&b));
+            if !same && a.is_object() && b.is_object() {
+                prop_assert!(changes.iter().any(|c| c.kind != Tier::Info), "{changes:?}");
+            }
+            if same {
+                prop_assert!(changes.iter().all(|c| c.kind == Tier::Info), "{changes:?}");
+            }
+        }
+    }
+}
