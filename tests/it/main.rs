@@ -3,6 +3,8 @@
 mod contract;
 mod fixtures;
 mod interop;
+mod lint;
 mod lint_cassette;
 mod record;
+mod redact;
 mod sarif;
