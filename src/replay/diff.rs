@@ -117,7 +117,13 @@ fn same_value(a: &Value, b: &Value) -> bool {
 pub fn format_value(value: Option<&Value>, max: usize) -> String {
     let text = match value {
         None => return "(absent)".to_owned(),
-        Some(v) => js_stringify(v),
+        Some(v) => {
+            // Only the head is ever shown: a 50 MB argument is not serialised whole to show 60
+            // characters of it.
+            let mut out = String::new();
+            write_js(v, &mut out, Some(max.saturating_mul(4) + 16));
+            out
+        }
     };
     let units = text.encode_utf16().count();
     if units <= max {
@@ -140,11 +146,15 @@ pub fn format_value(value: Option<&Value>, max: usize) -> String {
 /// `JSON.stringify`: members in their order, numbers as JavaScript prints them.
 pub fn js_stringify(value: &Value) -> String {
     let mut out = String::new();
-    write_js(value, &mut out);
+    write_js(value, &mut out, None);
     out
 }
 
-fn write_js(value: &Value, out: &mut String) {
+/// Writes `value` as JSON; with a `cap`, stops soon after the text passes that many bytes.
+fn write_js(value: &Value, out: &mut String, cap: Option<usize>) {
+    if cap.is_some_and(|c| out.len() > c) {
+        return;
+    }
     match value {
         Value::Number(n) => match n.as_f64() {
             Some(f) if f.is_finite() => out.push_str(&js_number(f)),
@@ -156,7 +166,10 @@ fn write_js(value: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_js(item, out);
+                write_js(item, out, cap);
+                if cap.is_some_and(|c| out.len() > c) {
+                    return;
+                }
             }
             out.push(']');
         }
@@ -168,10 +181,20 @@ fn write_js(value: &Value, out: &mut String) {
                 }
                 out.push_str(&Value::String(k.clone()).to_string());
                 out.push(':');
-                write_js(v, out);
+                write_js(v, out, cap);
+                if cap.is_some_and(|c| out.len() > c) {
+                    return;
+                }
             }
             out.push('}');
         }
+        Value::String(s) => match cap {
+            Some(c) if s.len() > c => {
+                let head: String = s.chars().take(c).collect();
+                out.push_str(&Value::String(head).to_string());
+            }
+            _ => out.push_str(&Value::String(s.clone()).to_string()),
+        },
         other => out.push_str(&other.to_string()),
     }
 }

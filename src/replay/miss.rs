@@ -7,10 +7,10 @@
 //! value it shows is passed through the redactor first, so no secret reaches stderr or the client
 //! through a diagnosis.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::diff::{DiffEntry, diff_values, format_value};
-use super::fingerprint::{TOOLS_CALL, is_mrtr_retry, js_string, matching_params, mrtr_part};
+use super::fingerprint::{TOOLS_CALL, is_mrtr_retry, js_string, mrtr_part};
 use super::index::{CorpusEntry, Index};
 use crate::jsonrpc::Id;
 use crate::redact::Redactor;
@@ -136,13 +136,13 @@ pub fn diagnose(
             recorded: index.recorded_methods(),
         };
     }
-    let recorded = |c: &CorpusEntry| c.params(&index.volatile).cloned();
+    let empty = Value::Object(Map::new());
     if method == TOOLS_CALL {
         let wanted = js_string(params.and_then(|p| p.get("name")));
-        let by_name: Vec<Option<Value>> = same
+        let by_name: Vec<Option<&Value>> = same
             .iter()
-            .map(|c| recorded(c))
-            .filter(|p| js_string(p.as_ref().and_then(|p| p.get("name"))) == wanted)
+            .map(|c| c.params(&index.volatile))
+            .filter(|p| js_string(p.and_then(|p| p.get("name"))) == wanted)
             .collect();
         if by_name.is_empty() {
             let mut tools: Vec<String> = same
@@ -156,51 +156,70 @@ pub fn diagnose(
                 recorded: tools,
             };
         }
-        let args = |p: Option<&Value>| match p.and_then(|p| p.get("arguments")) {
-            None | Some(Value::Null) => Value::Object(Default::default()),
-            Some(a) => a.clone(),
-        };
-        let incoming_args = args(params);
-        let changes = nearest(by_name.iter().map(|p| args(p.as_ref())), &incoming_args);
+        let incoming_args = arguments_of(params, &empty);
+        let changes = nearest(
+            by_name
+                .iter()
+                .map(|p| diff_values(arguments_of(*p, &empty), incoming_args)),
+        );
         if !changes.is_empty() {
             return MissReason::ArgumentsDiffer(changes);
         }
         // The arguments equal a recording's, so what diverged is the retry part. A retry is
         // compared with recorded retries only, never with the call it retried.
-        let same_args: Vec<&Option<Value>> = by_name
-            .iter()
-            .filter(|p| diff_values(&args(p.as_ref()), &incoming_args).is_empty())
-            .collect();
-        let retries: Vec<&Option<Value>> = same_args
+        let same_args: Vec<Option<&Value>> = by_name
             .iter()
             .copied()
-            .filter(|p| is_mrtr_retry(p.as_ref()))
+            .filter(|p| diff_values(arguments_of(*p, &empty), incoming_args).is_empty())
+            .collect();
+        let retries: Vec<Option<&Value>> = same_args
+            .iter()
+            .copied()
+            .filter(|p| is_mrtr_retry(*p))
             .collect();
         let candidates = if is_mrtr_retry(params) && !retries.is_empty() {
             retries
         } else {
             same_args
         };
-        let part =
-            |p: Option<&Value>| mrtr_part(p).unwrap_or_else(|| Value::Object(Default::default()));
+        let part = |p: Option<&Value>| mrtr_part(p).unwrap_or_else(|| Value::Object(Map::new()));
+        let incoming_part = part(params);
         return MissReason::ParamsDiffer(nearest(
-            candidates.iter().map(|p| part(p.as_ref())),
-            &part(params),
+            candidates
+                .iter()
+                .map(|p| diff_values(&part(*p), &incoming_part)),
         ));
     }
-    // The matcher never reads top-level `_meta` or `cursor`, so neither may a diagnosis blame them.
-    MissReason::ParamsDiffer(nearest(
-        same.iter()
-            .map(|c| matching_params(c.params(&index.volatile))),
-        &matching_params(params),
-    ))
+    let incoming = params.unwrap_or(&empty);
+    MissReason::ParamsDiffer(nearest(same.iter().map(|c| {
+        let mut changes = diff_values(c.params(&index.volatile).unwrap_or(&empty), incoming);
+        // The matcher never reads top-level `_meta` or `cursor`, so neither may a diagnosis
+        // blame them.
+        changes.retain(|d| {
+            !IGNORED_TOP
+                .iter()
+                .any(|k| d.path == *k || d.path.starts_with(&format!("{k}/")))
+        });
+        changes
+    })))
 }
 
-/// The candidate with the fewest differing paths; empty when there is none to compare with.
-fn nearest(candidates: impl Iterator<Item = Value>, incoming: &Value) -> Vec<DiffEntry> {
+/// Top-level params members the generic fingerprint ignores, as pointers.
+const IGNORED_TOP: [&str; 2] = ["/_meta", "/cursor"];
+
+/// A `tools/call`'s arguments (absent or `null` read as `{}`).
+fn arguments_of<'a>(params: Option<&'a Value>, empty: &'a Value) -> &'a Value {
+    match params.and_then(|p| p.get("arguments")) {
+        None | Some(Value::Null) => empty,
+        Some(a) => a,
+    }
+}
+
+/// The candidate with the fewest differing paths (the first among equals); empty when there is
+/// none to compare with.
+fn nearest(candidates: impl Iterator<Item = Vec<DiffEntry>>) -> Vec<DiffEntry> {
     let mut best: Option<Vec<DiffEntry>> = None;
-    for candidate in candidates {
-        let changes = diff_values(&candidate, incoming);
+    for changes in candidates {
         if best.as_ref().is_none_or(|b| changes.len() < b.len()) {
             best = Some(changes);
         }

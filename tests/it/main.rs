@@ -3,3 +3,4 @@
 mod fixtures;
 mod interop;
 mod record;
+mod replay;
