@@ -119,7 +119,6 @@ fn bytes_pass_untouched_and_the_transcript_is_faithful() {
             .object()
             .get("recorder")
             .unwrap()
-            .get()
             .starts_with("\"mcp-cassette@")
     );
     assert_eq!(header.command().unwrap()[1], "tiny");
