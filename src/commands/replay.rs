@@ -113,8 +113,7 @@ fn build_index(
 ) -> anyhow::Result<Index> {
     let reader = Reader::open(path)?;
     let header = reader.header().clone();
-    check_config_hash(header.config_hash(), given_hash).map_err(|why| {
-        anyhow!("mcp-cassette: {why}. Redaction runs before matching, so replay must use the rules the recording used")
-    })?;
+    check_config_hash(header.config_hash(), given_hash)
+        .map_err(|why| anyhow!(why.replay_message()))?;
     Ok(Index::build(header, reader, volatile, path)?)
 }

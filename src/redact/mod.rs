@@ -454,36 +454,6 @@ impl Redactor {
             excerpt: mask_secret(secret, rule),
         }
     }
-    pub fn redact_value(&self, value: &serde_json::Value) -> (serde_json::Value, usize) {
-        (value.clone(), 0)
-    }
-}
-
-/// Why a replay's redaction config does not match the one a cassette was recorded under.
-#[derive(Debug, thiserror::Error)]
-pub enum HashMismatch {
-    #[error(
-        "this replay was given a redaction config, but the cassette was recorded without one; drop --redact-config, or re-record with it"
-    )]
-    UnexpectedConfig,
-    #[error(
-        "the cassette was recorded with a redaction config this replay was not given; pass the same --redact-config the recording used"
-    )]
-    MissingConfig,
-    #[error(
-        "the cassette was recorded with a different redaction config than this replay was given"
-    )]
-    DifferentConfig,
-}
-
-/// Compares the hash a cassette records with the hash of the config given now.
-pub fn check_config_hash(recorded: Option<&str>, given: Option<&str>) -> Result<(), HashMismatch> {
-    match (recorded, given) {
-        (a, b) if a == b => Ok(()),
-        (None, Some(_)) => Err(HashMismatch::UnexpectedConfig),
-        (Some(_), None) => Err(HashMismatch::MissingConfig),
-        _ => Err(HashMismatch::DifferentConfig),
-    }
 }
 
 /// Why a cassette's recorded config hash and the config given to this run disagree.

@@ -405,22 +405,36 @@ impl Index {
             }
         }
 
-        // Wire order: timestamps, then file order.
-        let mut timeline: Vec<(u64, usize, i64, bool, usize)> =
-            Vec::with_capacity(requests.len() + servers.len());
-        timeline.extend(
-            requests
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (r.t, r.entry, -1, true, i)),
-        );
-        timeline.extend(
-            servers
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.t, s.entry, s.within, false, i)),
-        );
-        timeline.sort_by_key(|&(t, entry, within, _, _)| (t, entry, within));
+        // Wire order: timestamps, then file order. A key is (t, entry, position in entry, tie),
+        // the last member only ever moving a request just ahead of its own answer.
+        let server_key = |i: usize| (servers[i].t, servers[i].entry, servers[i].within, 0i8);
+        let mut request_key: Vec<(u64, usize, i64, i8)> =
+            requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+        // A recorder that writes a request's line after the answer it caused (a capture thread
+        // per direction) can leave the two in the same millisecond in the wrong file order; no
+        // answer precedes its request on the wire, so the request is put back in front of it.
+        for (r, reply) in replies.iter().enumerate() {
+            let answer = match reply {
+                Some(Reply::Frame(s)) => Some(*s),
+                Some(Reply::Stream(st)) => streams[*st].frames.last().copied(),
+                None => None,
+            };
+            if let Some(a) = answer {
+                let (t, entry, within, _) = server_key(a);
+                if (t, entry, within, 0) < request_key[r] {
+                    request_key[r] = (t, entry, within, -1);
+                }
+            }
+        }
+        let build_timeline = |request_key: &[(u64, usize, i64, i8)]| {
+            let mut timeline: Vec<((u64, usize, i64, i8), bool, usize)> =
+                Vec::with_capacity(requests.len() + servers.len());
+            timeline.extend(request_key.iter().enumerate().map(|(i, k)| (*k, true, i)));
+            timeline.extend((0..servers.len()).map(|i| (server_key(i), false, i)));
+            timeline.sort_by_key(|&(k, _, _)| k);
+            timeline
+        };
+        let mut timeline = build_timeline(&request_key);
 
         // Acknowledgments pair with the listen they name, else with the oldest still unacknowledged.
         let listen_reqs: Vec<usize> = (0..requests.len())
@@ -428,7 +442,7 @@ impl Index {
             .collect();
         let mut ack_of: HashMap<usize, usize> = HashMap::new(); // server item -> request
         let mut acked: HashSet<usize> = HashSet::new();
-        for &(_, _, _, is_req, i) in &timeline {
+        for &(_, is_req, i) in &timeline {
             if is_req {
                 continue;
             }
@@ -458,6 +472,19 @@ impl Index {
             }
         }
 
+        // The same for a listen and its acknowledgment.
+        let mut moved = false;
+        for (&s, &r) in &ack_of {
+            let (t, entry, within, _) = server_key(s);
+            if (t, entry, within, 0) < request_key[r] {
+                request_key[r] = (t, entry, within, -1);
+                moved = true;
+            }
+        }
+        if moved {
+            timeline = build_timeline(&request_key);
+        }
+
         // Roles and the schedule.
         let mut stream_end: HashMap<usize, usize> = HashMap::new(); // stream -> request
         for (r, reply) in replies.iter().enumerate() {
@@ -472,7 +499,7 @@ impl Index {
             }
         }
         let mut events = Vec::with_capacity(timeline.len());
-        for &(_, _, _, is_req, i) in &timeline {
+        for &(_, is_req, i) in &timeline {
             if is_req {
                 let answered = replies[i].is_some() || acked.contains(&i);
                 events.push(Event::Sent {

@@ -1279,6 +1279,40 @@ mod tests {
     }
 
     #[test]
+    fn a_request_written_after_its_answer_still_precedes_it() {
+        // One capture thread per direction can write the answer's line first, in the same ms.
+        let mut s = session(&[
+            frame(5, "s2c", res(json!(1), json!({"n": 1}))),
+            frame(
+                5,
+                "s2c",
+                note("notifications/tools/list_changed", json!({})),
+            ),
+            frame(
+                5,
+                "c2s",
+                req(json!(1), "tools/call", call("add", json!({}))),
+            ),
+            frame(7, "c2s", req(json!(2), "tools/list", json!({}))),
+            frame(
+                8,
+                "s2c",
+                note("notifications/message", json!({"during": 2})),
+            ),
+            frame(9, "s2c", res(json!(2), json!({"tools": []}))),
+        ]);
+        let (f, _) = send(
+            &mut s,
+            req(json!("a"), "tools/call", call("add", json!({}))),
+        );
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(f[1]["method"], "notifications/tools/list_changed");
+        let (f, _) = send(&mut s, req(json!("b"), "tools/list", json!({})));
+        assert_eq!(f[0]["params"]["during"], 2, "{f:?}");
+        assert_eq!(s.pending_frames(), 0);
+    }
+
+    #[test]
     fn header_contradictions_become_warnings() {
         let header = r#"{"type":"header","cassetteVersion":2,"startedAt":"2026-01-01T00:00:00Z","transport":"stdio","era":"modern","url":"http://x"}"#;
         let s = build(

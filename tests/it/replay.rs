@@ -1169,3 +1169,153 @@ fn a_client_that_leaves_during_a_forward_still_gets_the_pair_appended() {
         lines_before + 2
     );
 }
+
+#[test]
+fn requests_are_redacted_like_the_recording_before_matching() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secrets.jsonl");
+    let token = "sk-liveSECRETtokenAAAAAAAAAAAA1";
+    let leak = |id: i64, token: &str| call(id, "leak", json!({"token": token}));
+    record_steps(
+        &path,
+        &["tiny"],
+        &[("TINY_SECRETS", "1")],
+        &[
+            (initialize(1), Await::Answer),
+            (initialized(), Await::Nothing),
+            (leak(2, token), Await::Answer),
+        ],
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(token), "the recording holds no secret");
+    assert!(text.contains("[REDACTED:"));
+
+    // The live token collapses to the recorded placeholder, so the call is answered.
+    let out = run(
+        &["replay", path.to_str().unwrap()],
+        &(leak(7, token).to_string() + "\n"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let answers = stdout_messages(&out);
+    assert!(
+        text_of(&answers[0]).starts_with("received:[REDACTED:"),
+        "{}",
+        answers[0]
+    );
+
+    // Another token misses, and neither token reaches stderr or the client.
+    let other = "sk-liveOTHERtokenBBBBBBBBBBBBB2";
+    let out = run(
+        &["replay", path.to_str().unwrap()],
+        &(leak(8, other).to_string() + "\n"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr_of(&out),
+    );
+    for shown in [&stdout, &stderr] {
+        assert!(!shown.contains(token) && !shown.contains(other), "{shown}");
+        assert!(
+            shown.contains("/token (recorded \\\"[REDACTED:keyctx:")
+                || shown.contains("/token (recorded \"[REDACTED:keyctx:"),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn a_verbatim_recording_still_keeps_secrets_out_of_diagnoses() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verbatim.jsonl");
+    let mut command = Command::new(bin());
+    command
+        .args(["record", "--no-redact", "-o"])
+        .arg(&path)
+        .arg("--")
+        .arg(fixture_server())
+        .arg("tiny");
+    command
+        .env("TINY_SECRETS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut p = Proc::spawn_prepared(command);
+    p.exchange(&initialize(1));
+    p.exchange(&call(
+        2,
+        "leak",
+        json!({"token": "ghp_RecordedTokenAAAAAAAAAAAAAAAA"}),
+    ));
+    let (status, stderr, _) = p.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    let given = "ghp_GivenTokenBBBBBBBBBBBBBBBBBBBB";
+    let out = run(
+        &["replay", path.to_str().unwrap()],
+        &(call(3, "leak", json!({"token": given})).to_string() + "\n"),
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr_of(&out),
+    );
+    assert!(stderr.contains("fingerprint miss"), "{stderr}");
+    for shown in [&stdout, &stderr] {
+        assert!(
+            !shown.contains(given) && !shown.contains("ghp_RecordedToken"),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn a_redaction_config_must_be_the_recordings() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("redact.json");
+    std::fs::write(&config, r#"{"keys": ["message"]}"#).unwrap();
+    let path = dir.path().join("configured.jsonl");
+    let mut command = Command::new(bin());
+    command
+        .args(["record", "--redact-config"])
+        .arg(&config)
+        .arg("-o")
+        .arg(&path)
+        .arg("--")
+        .arg(fixture_server())
+        .arg("tiny");
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut p = Proc::spawn_prepared(command);
+    p.exchange(&initialize(1));
+    p.exchange(&call(2, "echo", json!({"message": "a private message"})));
+    let (status, stderr, _) = p.finish();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains(r#""arguments":{"message":"[REDACTED:keyctx:"#)
+    );
+
+    let ask = call(5, "echo", json!({"message": "a private message"})).to_string() + "\n";
+    let out = run(&["replay", path.to_str().unwrap()], &ask);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out),
+        "mcp-cassette: the cassette was recorded with a redaction config this replay was not given; pass the same --redact-config the recording used. Redaction runs before matching, so replay must use the rules the recording used\n"
+    );
+    let out = run(
+        &[
+            "replay",
+            path.to_str().unwrap(),
+            "--redact-config",
+            config.to_str().unwrap(),
+        ],
+        &ask,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(
+        text_of(&stdout_messages(&out)[0]),
+        "echo:a private message #1"
+    );
+}
