@@ -204,6 +204,10 @@ pub enum IndexError {
     Volatile(#[from] super::volatile::VolatileError),
 }
 
+/// Where a frame sits in wire order: `t`, entry index, position within the entry, and a tie-break
+/// that only ever moves a request just ahead of its own answer.
+type WireKey = (u64, usize, i64, i8);
+
 struct RequestItem {
     t: u64,
     entry: usize,
@@ -408,7 +412,7 @@ impl Index {
         // Wire order: timestamps, then file order. A key is (t, entry, position in entry, tie),
         // the last member only ever moving a request just ahead of its own answer.
         let server_key = |i: usize| (servers[i].t, servers[i].entry, servers[i].within, 0i8);
-        let mut request_key: Vec<(u64, usize, i64, i8)> =
+        let mut request_key: Vec<WireKey> =
             requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
         // A recorder that writes a request's line after the answer it caused (a capture thread
         // per direction) can leave the two in the same millisecond in the wrong file order; no
@@ -426,8 +430,8 @@ impl Index {
                 }
             }
         }
-        let build_timeline = |request_key: &[(u64, usize, i64, i8)]| {
-            let mut timeline: Vec<((u64, usize, i64, i8), bool, usize)> =
+        let build_timeline = |request_key: &[WireKey]| {
+            let mut timeline: Vec<(WireKey, bool, usize)> =
                 Vec::with_capacity(requests.len() + servers.len());
             timeline.extend(request_key.iter().enumerate().map(|(i, k)| (*k, true, i)));
             timeline.extend((0..servers.len()).map(|i| (server_key(i), false, i)));
