@@ -16,8 +16,8 @@
 
 use serde_json::{Map, Value};
 
+use super::canonical::{self, Node};
 use crate::protocol::canonical::js_number;
-use crate::protocol::stable_stringify;
 
 /// Methods matched on their name alone: their params (client info, cursors) say nothing about
 /// which answer the client wants.
@@ -54,47 +54,78 @@ pub fn fingerprint(method: &str, params: Option<&Value>) -> String {
     if METHOD_ONLY.contains(&method) {
         return method.to_owned();
     }
+    let node = params.map(Node::from_value);
+    fingerprint_node(method, node.as_ref())
+}
+
+/// The fingerprint of a request read straight from its params' JSON text (the hot path: no
+/// [`Value`] is built). `None` when the text is not JSON.
+pub fn fingerprint_text(method: &str, params: Option<&str>) -> Option<String> {
+    if METHOD_ONLY.contains(&method) {
+        return Some(method.to_owned());
+    }
+    let node = match params {
+        Some(text) => Some(Node::parse(text).ok()?),
+        None => None,
+    };
+    Some(fingerprint_node(method, node.as_ref()))
+}
+
+/// The fingerprint over a borrowed tree of params already in matching shape.
+pub fn fingerprint_node(method: &str, params: Option<&Node<'_>>) -> String {
+    if METHOD_ONLY.contains(&method) {
+        return method.to_owned();
+    }
+    let mut fp = String::with_capacity(64);
     if method == TOOLS_CALL {
-        if let Some(Value::Object(p)) = params {
-            let mut fp = String::with_capacity(64);
+        if let Some(p @ Node::Obj(members)) = params {
             fp.push_str(TOOLS_CALL);
             fp.push(SEP);
-            fp.push_str(&js_string(p.get("name")));
+            match p.get("name") {
+                Some(Node::Str(name)) => fp.push_str(name),
+                Some(name) => fp.push_str(&name.js_string()),
+                None => fp.push_str("undefined"),
+            }
             fp.push(SEP);
             match p.get("arguments") {
-                None | Some(Value::Null) => fp.push_str("{}"),
-                Some(args) => fp.push_str(&stable_stringify(args)),
+                None | Some(Node::Null) => fp.push_str("{}"),
+                Some(args) => canonical::write(args, &mut fp),
             }
-            if let Some(part) = mrtr_part(params) {
+            if members
+                .iter()
+                .any(|(k, _)| MRTR_FIELDS.contains(&k.as_ref()))
+            {
                 fp.push(SEP);
-                fp.push_str(&stable_stringify(&part));
+                canonical::write_members(
+                    members
+                        .iter()
+                        .filter(|(k, _)| MRTR_FIELDS.contains(&k.as_ref()))
+                        .map(|(k, v)| (k.as_ref(), v)),
+                    &mut fp,
+                );
             }
             return fp;
         }
     }
-    let mut fp = String::with_capacity(64);
     fp.push_str(method);
     fp.push(SEP);
-    fp.push_str(&stable_stringify(&matching_params(params)));
+    let kept = |k: &str| k != "_meta" && k != "cursor";
+    match params {
+        Some(Node::Obj(members)) => canonical::write_members(
+            members
+                .iter()
+                .filter(|(k, _)| kept(k))
+                .map(|(k, v)| (k.as_ref(), v)),
+            &mut fp,
+        ),
+        // The reference spreads params into an object, so an array is keyed by index.
+        Some(Node::Arr(items)) => {
+            let keys: Vec<String> = (0..items.len()).map(|i| i.to_string()).collect();
+            canonical::write_members(keys.iter().map(String::as_str).zip(items.iter()), &mut fp);
+        }
+        _ => fp.push_str("{}"),
+    }
     fp
-}
-
-/// Params as the generic rule hashes them: an object without top-level `_meta` and `cursor`
-/// (absent params are `{}`; an array is read as an object keyed by index, as the reference's
-/// object spread reads it).
-pub fn matching_params(params: Option<&Value>) -> Value {
-    let mut map = match params {
-        Some(Value::Object(m)) => m.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (i.to_string(), v.clone()))
-            .collect(),
-        _ => Map::new(),
-    };
-    map.shift_remove("_meta");
-    map.shift_remove("cursor");
-    Value::Object(map)
 }
 
 /// The retry part of params (`inputResponses`, `requestState` as present); `None` when the request
@@ -210,6 +241,35 @@ mod tests {
         assert_eq!(fp("custom/x", json!({})), "custom/x␀{}");
         // A tools/call with no params object falls to the generic rule, as in the reference.
         assert_eq!(display(&fingerprint("tools/call", None)), "tools/call␀{}");
+    }
+
+    #[test]
+    fn text_and_value_paths_agree() {
+        for (method, params) in [
+            (
+                "tools/call",
+                r#"{"name":"a","arguments":{"y":[1.0,{"b":null,"a":"\u00e9"}],"x":true},"_meta":{"p":1}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"name":7,"requestState":"s","inputResponses":{"k":{"z":1,"a":2}}}"#,
+            ),
+            ("resources/read", r#"{"uri":"x","cursor":"c","_meta":{}}"#),
+            ("custom", r#"[1,{"a":2}]"#),
+            ("custom", "5"),
+        ] {
+            let v: Value = serde_json::from_str(params).unwrap();
+            assert_eq!(
+                fingerprint_text(method, Some(params)).unwrap(),
+                fingerprint(method, Some(&v)),
+                "{params}"
+            );
+        }
+        assert_eq!(
+            fingerprint_text("custom", None).unwrap(),
+            fingerprint("custom", None)
+        );
+        assert!(fingerprint_text("custom", Some("{")).is_none());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! the server never answered are kept apart as a miss cause of their own.
 //!
 //! Recorded answers are kept as their exact text with the position of their `id`, so serving one
-//! is two copies and a splice, and the index costs about what the recorded frames weigh.
+//! is two copies and a splice; the rest of the index is small per recorded frame, so the whole
+//! costs about what the recorded frames weigh.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -17,10 +18,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::fingerprint::{TASKS_GET, fingerprint, is_mrtr_retry};
+use super::canonical::Node;
+use super::fingerprint::{
+    MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
+};
 use super::schedule::{Event, Role, Schedule};
 use super::volatile::VolatileSet;
-use super::wire::{Spans, find_spans};
+use super::wire::{Spans, find_spans, params_text};
 use crate::cassette::{
     CassetteError, Dir, Entry, EntryKind, Header, Transport, unknown_entry_warning,
 };
@@ -33,11 +37,12 @@ pub struct Recorded {
     text: Arc<str>,
     spans: Spans,
     kind: FrameKind,
-    method: Option<Box<str>>,
+    /// A `notifications/subscriptions/acknowledged`.
+    ack: bool,
 }
 
 impl Recorded {
-    /// A recorded frame from its text (test and fallback use; the index builds from frames).
+    /// A recorded frame from its text (tests and fallbacks; the index builds from frames).
     pub fn new(text: &str) -> Recorded {
         match Frame::parse(text) {
             Some(frame) => Recorded::from_frame(&frame),
@@ -45,7 +50,7 @@ impl Recorded {
                 text: Arc::from(text),
                 spans: Spans::default(),
                 kind: FrameKind::Unclassified,
-                method: None,
+                ack: false,
             },
         }
     }
@@ -57,7 +62,8 @@ impl Recorded {
             text,
             spans,
             kind: frame.kind(),
-            method: frame.method().map(Box::from),
+            ack: frame.kind() == FrameKind::Notification
+                && frame.method() == Some(ACKNOWLEDGED_METHOD),
         }
     }
 
@@ -73,8 +79,9 @@ impl Recorded {
         self.kind
     }
 
-    pub fn method(&self) -> Option<&str> {
-        self.method.as_deref()
+    /// Whether this is a subscription's acknowledgment.
+    pub fn is_ack(&self) -> bool {
+        self.ack
     }
 
     pub fn is_response(&self) -> bool {
@@ -87,11 +94,11 @@ impl Recorded {
         if self.is_response() {
             return self.response_id().map(|id| id.key());
         }
-        self.spans.tag.as_ref().map(|(_, id)| id.key())
+        self.spans.tag().map(|(_, id)| id.key())
     }
 
     fn response_id(&self) -> Option<Id> {
-        let span = self.spans.id.clone()?;
+        let span = self.spans.id()?;
         let raw = serde_json::value::RawValue::from_string(self.text.get(span)?.to_owned()).ok()?;
         Id::from_raw(&raw)
     }
@@ -119,7 +126,7 @@ impl Answer {
 /// A recorded request and its answer.
 #[derive(Debug)]
 pub struct Pair {
-    pub method: Box<str>,
+    pub method: Arc<str>,
     pub fp: usize,
     pub retry: bool,
     pub answer: Answer,
@@ -151,24 +158,23 @@ pub struct TaskPolls {
 /// Everything recorded under one fingerprint.
 #[derive(Debug, Default)]
 pub struct FpInfo {
-    /// Answered requests, in recorded order.
-    pub responses: Vec<usize>,
-    /// Recorded listens, in recorded order.
-    pub listens: Vec<usize>,
+    /// Answered requests, in recorded order: a range of [`Index::pool`].
+    responses: (u32, u32),
+    /// Recorded listens, in recorded order: a range of [`Index::listen_pool`].
+    listens: (u32, u32),
     /// Recorded at least once with no answer.
     pub unanswered: bool,
-    pub task: Option<TaskPolls>,
+    pub task: Option<Box<TaskPolls>>,
 }
 
-/// A recorded request as the miss diagnosis sees it.
+/// A recorded request as the miss diagnosis sees it. Its params are not kept: the fingerprint
+/// holds them (declared-volatile fields already dropped), and a miss reads them back from there.
 #[derive(Debug)]
 pub struct CorpusEntry {
-    pub method: Box<str>,
-    /// The request frame's text, parsed only when a miss needs it.
-    pub text: Box<str>,
+    pub method: Arc<str>,
     pub fp: usize,
-    /// Params with declared-volatile fields dropped, parsed on first use.
-    pub shaped: OnceCell<Option<Value>>,
+    /// Params read back from the fingerprint, on first use.
+    shaped: OnceCell<Option<Box<Value>>>,
 }
 
 /// The index of one cassette.
@@ -176,10 +182,14 @@ pub struct CorpusEntry {
 pub struct Index {
     pub header: Header,
     pub pairs: Vec<Pair>,
-    pub fps: HashMap<Box<str>, usize>,
+    pub fps: HashMap<Arc<str>, usize>,
+    /// Each fingerprint's text, by id.
+    pub fp_text: Vec<Arc<str>>,
     pub fp_info: Vec<FpInfo>,
+    pool: Vec<u32>,
+    listen_pool: Vec<u32>,
     /// Non-retry answered requests per method, in recorded order (warn mode's borrowing pool).
-    pub by_method: HashMap<Box<str>, Vec<usize>>,
+    pub by_method: HashMap<Arc<str>, Vec<u32>>,
     pub listens: Vec<Listen>,
     /// Answered requests and listens, in file order.
     pub corpus: Vec<CorpusEntry>,
@@ -208,20 +218,51 @@ pub enum IndexError {
 /// that only ever moves a request just ahead of its own answer.
 type WireKey = (u64, usize, i64, i8);
 
+/// A recorded request, reduced while reading to what the index keeps: its text is not.
 struct RequestItem {
     t: u64,
     entry: usize,
-    frame: Frame,
+    /// `String(id)`.
+    key: String,
     listen: bool,
+    method: Arc<str>,
+    fp: usize,
+    retry: bool,
 }
 
 struct ServerItem {
     t: u64,
     entry: usize,
     within: i64,
-    rec: Recorded,
-    id: Option<Id>,
+    /// Taken by whatever ends up holding it (an answer, a listen, the schedule).
+    rec: Option<Recorded>,
+    kind: FrameKind,
+    ack: bool,
+    /// The id of a response, as `String(id)`; the tag of a tagged frame.
+    id: Option<String>,
+    tag: Option<String>,
     stream: Option<usize>,
+}
+
+impl ServerItem {
+    fn new(t: u64, entry: usize, within: i64, frame: &Frame, stream: Option<usize>) -> ServerItem {
+        let rec = Recorded::from_frame(frame);
+        ServerItem {
+            t,
+            entry,
+            within,
+            kind: rec.kind(),
+            ack: rec.is_ack(),
+            id: frame.id().filter(|id| **id != Id::Null).map(id_key),
+            tag: rec.spans().tag().map(|(_, id)| id_key(id)),
+            rec: Some(rec),
+            stream,
+        }
+    }
+
+    fn is_response(&self) -> bool {
+        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+    }
 }
 
 struct StreamItem {
@@ -258,8 +299,11 @@ impl Index {
         let mut order: Vec<InOrder> = Vec::new();
         let mut facts = HeaderFacts::default();
         let mut warned_types: HashSet<String> = HashSet::new();
-
         let mut highest_live = 0u64;
+        let mut methods: HashMap<String, Arc<str>> = HashMap::new();
+        let mut interner = Interner::default();
+        let mut task_ids: HashMap<usize, String> = HashMap::new();
+
         for (n, entry) in entries.into_iter().enumerate() {
             let entry = entry?;
             let Entry { t, dir, kind, .. } = entry;
@@ -279,24 +323,36 @@ impl Index {
                 {
                     facts.initialize |= frame.method() == Some("initialize");
                     let listen = frame.method() == Some(LISTEN_METHOD);
+                    let name = frame.method().unwrap_or_default();
+                    let method = match methods.get(name) {
+                        Some(m) => Arc::clone(m),
+                        None => {
+                            let m: Arc<str> = Arc::from(name);
+                            methods.insert(name.to_owned(), Arc::clone(&m));
+                            m
+                        }
+                    };
+                    let (fp, retry, task_id) = read_request(&volatile, &method, &frame);
+                    let fp = interner.intern(fp);
+                    if &*method == TASKS_GET {
+                        if let Some(id) = task_id {
+                            task_ids.entry(fp).or_insert(id);
+                        }
+                    }
                     order.push(InOrder::Request(requests.len()));
                     requests.push(RequestItem {
                         t,
                         entry: n,
-                        frame,
+                        key: frame.id().map(id_key).unwrap_or_default(),
                         listen,
+                        method,
+                        fp,
+                        retry,
                     });
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     order.push(InOrder::Server(servers.len()));
-                    servers.push(ServerItem {
-                        t,
-                        entry: n,
-                        within: -1,
-                        rec: Recorded::from_frame(&frame),
-                        id: frame.id().cloned(),
-                        stream: None,
-                    });
+                    servers.push(ServerItem::new(t, n, -1, &frame, None));
                 }
                 (
                     dir,
@@ -315,14 +371,7 @@ impl Index {
                     let mut frames = Vec::with_capacity(chunks.len());
                     for (j, chunk) in chunks.into_iter().enumerate() {
                         frames.push(servers.len());
-                        servers.push(ServerItem {
-                            t: chunk.t,
-                            entry: n,
-                            within: j as i64,
-                            rec: Recorded::from_frame(&chunk.frame),
-                            id: chunk.frame.id().cloned(),
-                            stream: Some(s),
-                        });
+                        servers.push(ServerItem::new(chunk.t, n, j as i64, &chunk.frame, Some(s)));
                     }
                     order.push(InOrder::Stream(s));
                     streams.push(StreamItem {
@@ -348,7 +397,7 @@ impl Index {
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
-                    let key = requests[r].frame.id().map(Id::key).unwrap_or_default();
+                    let key = requests[r].key.clone();
                     if !requests[r].listen {
                         if let Some(s) = early.get_mut(&key).and_then(VecDeque::pop_front) {
                             replies[r] = Some(Reply::Frame(s));
@@ -359,21 +408,15 @@ impl Index {
                 }
                 InOrder::Server(s) => {
                     let item = &servers[s];
-                    if !item.rec.is_response() {
+                    if !item.is_response() {
                         continue;
                     }
-                    let Some(id) = item.id.as_ref().filter(|id| **id != Id::Null) else {
+                    let Some(key) = item.id.clone() else {
                         continue;
                     };
-                    let key = id.key();
                     // A listen's graceful closure tags its result with the listen id; anything
                     // else is an ordinary answer.
-                    let closes_listen = item
-                        .rec
-                        .spans()
-                        .tag
-                        .as_ref()
-                        .is_some_and(|(_, tag)| tag.key() == key);
+                    let closes_listen = item.tag.as_deref() == Some(key.as_str());
                     match take_waiting(&mut waiting, &key, &requests, closes_listen) {
                         Some(r) if requests[r].listen => {
                             closures.insert(s);
@@ -391,11 +434,8 @@ impl Index {
                         }
                         continue;
                     };
-                    let key = id.key();
-                    let opens_listen = streams[st]
-                        .frames
-                        .first()
-                        .is_some_and(|&s| servers[s].rec.method() == Some(ACKNOWLEDGED_METHOD));
+                    let key = id_key(id);
+                    let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
                     match take_waiting(&mut waiting, &key, &requests, opens_listen) {
                         Some(r) if requests[r].listen => {
                             listen_streams.insert(st);
@@ -408,10 +448,11 @@ impl Index {
                 }
             }
         }
+        drop((waiting, early, order));
 
-        // Wire order: timestamps, then file order. A key is (t, entry, position in entry, tie),
-        // the last member only ever moving a request just ahead of its own answer.
-        let server_key = |i: usize| (servers[i].t, servers[i].entry, servers[i].within, 0i8);
+        // Wire order: timestamps, then file order.
+        let server_key =
+            |i: usize| (servers[i].t, servers[i].entry, servers[i].within, 0i8) as WireKey;
         let mut request_key: Vec<WireKey> =
             requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
         // A recorder that writes a request's line after the answer it caused (a capture thread
@@ -435,7 +476,7 @@ impl Index {
                 Vec::with_capacity(requests.len() + servers.len());
             timeline.extend(request_key.iter().enumerate().map(|(i, k)| (*k, true, i)));
             timeline.extend((0..servers.len()).map(|i| (server_key(i), false, i)));
-            timeline.sort_by_key(|&(k, _, _)| k);
+            timeline.sort_unstable_by_key(|&(k, is_req, i)| (k, !is_req, i));
             timeline
         };
         let mut timeline = build_timeline(&request_key);
@@ -446,60 +487,57 @@ impl Index {
             .collect();
         let mut ack_of: HashMap<usize, usize> = HashMap::new(); // server item -> request
         let mut acked: HashSet<usize> = HashSet::new();
-        for &(_, is_req, i) in &timeline {
-            if is_req {
-                continue;
+        if !listen_reqs.is_empty() {
+            for &(_, is_req, i) in &timeline {
+                let item = &servers[i];
+                if is_req || !item.ack {
+                    continue;
+                }
+                if item
+                    .stream
+                    .is_some_and(|st| !listen_streams.contains(&st) && Some(st) != standalone)
+                {
+                    continue;
+                }
+                let by_tag = item.tag.as_ref().and_then(|key| {
+                    listen_reqs
+                        .iter()
+                        .copied()
+                        .find(|r| !acked.contains(r) && requests[*r].key == *key)
+                });
+                let found =
+                    by_tag.or_else(|| listen_reqs.iter().copied().find(|r| !acked.contains(r)));
+                if let Some(r) = found {
+                    acked.insert(r);
+                    ack_of.insert(i, r);
+                }
             }
-            let item = &servers[i];
-            if item.rec.kind() != FrameKind::Notification
-                || item.rec.method() != Some(ACKNOWLEDGED_METHOD)
-            {
-                continue;
+            // The same for a listen and its acknowledgment.
+            let mut moved = false;
+            for (&s, &r) in &ack_of {
+                let (t, entry, within, _) = server_key(s);
+                if (t, entry, within, 0) < request_key[r] {
+                    request_key[r] = (t, entry, within, -1);
+                    moved = true;
+                }
             }
-            if item
-                .stream
-                .is_some_and(|st| !listen_streams.contains(&st) && Some(st) != standalone)
-            {
-                continue;
+            if moved {
+                timeline = build_timeline(&request_key);
             }
-            let tagged = item.rec.spans().tag.as_ref().map(|(_, id)| id.key());
-            let by_tag = tagged.and_then(|key| {
-                listen_reqs.iter().copied().find(|r| {
-                    !acked.contains(r)
-                        && requests[*r].frame.id().map(Id::key).as_deref() == Some(key.as_str())
-                })
-            });
-            let found = by_tag.or_else(|| listen_reqs.iter().copied().find(|r| !acked.contains(r)));
-            if let Some(r) = found {
-                acked.insert(r);
-                ack_of.insert(i, r);
-            }
-        }
-
-        // The same for a listen and its acknowledgment.
-        let mut moved = false;
-        for (&s, &r) in &ack_of {
-            let (t, entry, within, _) = server_key(s);
-            if (t, entry, within, 0) < request_key[r] {
-                request_key[r] = (t, entry, within, -1);
-                moved = true;
-            }
-        }
-        if moved {
-            timeline = build_timeline(&request_key);
         }
 
         // Roles and the schedule.
         let mut stream_end: HashMap<usize, usize> = HashMap::new(); // stream -> request
-        for (r, reply) in replies.iter().enumerate() {
-            if let Some(Reply::Stream(st)) = reply {
-                stream_end.insert(*st, r);
-            }
-        }
         let mut frame_reply: HashMap<usize, usize> = HashMap::new(); // server item -> request
         for (r, reply) in replies.iter().enumerate() {
-            if let Some(Reply::Frame(s)) = reply {
-                frame_reply.insert(*s, r);
+            match reply {
+                Some(Reply::Stream(st)) => {
+                    stream_end.insert(*st, r);
+                }
+                Some(Reply::Frame(s)) => {
+                    frame_reply.insert(*s, r);
+                }
+                None => {}
             }
         }
         let mut events = Vec::with_capacity(timeline.len());
@@ -523,7 +561,7 @@ impl Index {
                         Role::InStream
                     }
                 } else if listen_streams.contains(&st) || standalone == Some(st) {
-                    classify_loose(&item.rec)
+                    classify_loose(item.kind, item.tag.is_some())
                 } else {
                     Role::Skip
                 }
@@ -531,25 +569,27 @@ impl Index {
                 Role::Answers(r)
             } else if closures.contains(&i) {
                 Role::Push
-            } else if item.rec.is_response() {
+            } else if item.is_response() {
                 Role::Skip
             } else {
-                classify_loose(&item.rec)
+                classify_loose(item.kind, item.tag.is_some())
             };
-            events.push(Event::Arrived {
-                role,
-                frame: item.rec.clone(),
-            });
+            events.push(Event::Arrived { role, frame: i });
         }
-        let schedule = Schedule::build(events);
+        drop((timeline, stream_end, frame_reply, request_key));
+        let schedule = Schedule::build(events, |i| servers[i].rec.take());
 
-        // Fingerprints and pools, in file order.
+        // Pools, in file order.
+        let Interner { fps, texts } = interner;
         let mut index = Index {
             redact_requests: header.redaction_applied(),
             header,
             pairs: Vec::new(),
-            fps: HashMap::new(),
-            fp_info: Vec::new(),
+            fp_info: (0..texts.len()).map(|_| FpInfo::default()).collect(),
+            fps,
+            fp_text: texts,
+            pool: Vec::new(),
+            listen_pool: Vec::new(),
             by_method: HashMap::new(),
             listens: Vec::new(),
             corpus: Vec::new(),
@@ -559,51 +599,57 @@ impl Index {
             warnings,
             highest_live,
         };
-        let mut acks: HashMap<usize, Recorded> = ack_of
-            .into_iter()
-            .map(|(s, r)| (r, servers[s].rec.clone()))
-            .collect();
+        let mut acks: HashMap<usize, usize> = ack_of.into_iter().map(|(s, r)| (r, s)).collect();
+        let mut pair_fps: Vec<u32> = Vec::new();
+        let mut listen_fps: Vec<u32> = Vec::new();
         for (r, item) in requests.into_iter().enumerate() {
-            let method: Box<str> = item.frame.method().unwrap_or_default().into();
-            let params = index.shaped_params(&method, &item.frame);
-            let fp = index.intern(fingerprint(&method, params.as_ref()));
-            let corpus = CorpusEntry {
-                method: method.clone(),
-                text: item.frame.text().into(),
+            let RequestItem {
+                key,
+                listen,
+                method,
                 fp,
-                shaped: OnceCell::from(params),
+                retry,
+                ..
+            } = item;
+            let corpus = CorpusEntry {
+                method: Arc::clone(&method),
+                fp,
+                shaped: OnceCell::new(),
             };
-            if item.listen {
-                let l = index.listens.len();
+            if listen {
+                listen_fps.push(fp as u32);
                 index.listens.push(Listen {
-                    key: item.frame.id().map(Id::key).unwrap_or_default(),
-                    ack: acks.remove(&r),
+                    key,
+                    ack: acks.remove(&r).and_then(|s| servers[s].rec.take()),
                     fp,
                     anchor: r,
                 });
-                index.fp_info[fp].listens.push(l);
                 index.corpus.push(corpus);
                 continue;
             }
             let answer = match replies[r] {
-                Some(Reply::Frame(s)) => Answer::Frame(servers[s].rec.clone()),
-                Some(Reply::Stream(st)) => Answer::Stream(
+                Some(Reply::Frame(s)) => servers[s].rec.take().map(Answer::Frame),
+                Some(Reply::Stream(st)) => Some(Answer::Stream(
                     streams[st]
                         .frames
                         .iter()
-                        .map(|&s| servers[s].rec.clone())
+                        .filter_map(|&s| servers[s].rec.take())
                         .collect(),
-                ),
-                None => {
-                    index.fp_info[fp].unanswered = true;
-                    index.unanswered.push(corpus);
-                    continue;
-                }
+                )),
+                None => None,
             };
-            let retry = is_mrtr_retry(corpus.shaped.get().and_then(Option::as_ref));
+            let Some(answer) = answer else {
+                index.fp_info[fp].unanswered = true;
+                index.unanswered.push(corpus);
+                continue;
+            };
             let p = index.pairs.len();
             if !retry {
-                index.by_method.entry(method.clone()).or_default().push(p);
+                index
+                    .by_method
+                    .entry(Arc::clone(&method))
+                    .or_default()
+                    .push(p as u32);
             }
             index.pairs.push(Pair {
                 method,
@@ -612,59 +658,59 @@ impl Index {
                 answer,
                 anchor: r,
             });
-            index.fp_info[fp].responses.push(p);
+            pair_fps.push(fp as u32);
             index.corpus.push(corpus);
         }
-        index.read_task_polls();
-        // The shaped params of answered requests are parsed again on a miss; keeping every one
-        // would double the index's memory for nothing on a session that never misses.
-        for entry in index.corpus.iter_mut().chain(index.unanswered.iter_mut()) {
-            entry.shaped = OnceCell::new();
-        }
+        drop(servers);
+        index.pool = group(
+            &pair_fps,
+            index.fp_info.len(),
+            |info, range| info.responses = range,
+            &mut index.fp_info,
+        );
+        index.listen_pool = group(
+            &listen_fps,
+            index.fp_info.len(),
+            |info, range| info.listens = range,
+            &mut index.fp_info,
+        );
+        index.read_task_polls(&task_ids);
+        index.fps.shrink_to_fit();
         Ok(index)
     }
 
-    /// A recorded request's params with declared-volatile fields dropped.
-    pub fn shaped_params(&self, method: &str, frame: &Frame) -> Option<Value> {
-        let mut params = frame
-            .value()
-            .get_mut("params")
-            .map(Value::take)
-            .filter(|p| !p.is_null());
-        if let Some(p) = params.as_mut() {
-            self.volatile.drop_from(method, p);
-        }
-        params
+    /// Answered requests recorded under `fp`, in recorded order.
+    pub fn pool(&self, fp: usize) -> &[u32] {
+        let (start, len) = self.fp_info[fp].responses;
+        &self.pool[start as usize..(start + len) as usize]
     }
 
-    fn intern(&mut self, fp: String) -> usize {
-        if let Some(&id) = self.fps.get(fp.as_str()) {
-            return id;
-        }
-        let id = self.fp_info.len();
-        self.fp_info.push(FpInfo::default());
-        self.fps.insert(fp.into_boxed_str(), id);
-        id
+    /// Listens recorded under `fp`, in recorded order.
+    pub fn listen_pool(&self, fp: usize) -> &[u32] {
+        let (start, len) = self.fp_info[fp].listens;
+        &self.listen_pool[start as usize..(start + len) as usize]
+    }
+
+    /// A recorded request's params as the fingerprint holds them (declared-volatile fields
+    /// dropped; `_meta` and `cursor` gone, and nothing for the methods matched on name alone).
+    pub fn corpus_params<'c>(&self, entry: &'c CorpusEntry) -> Option<&'c Value> {
+        entry
+            .shaped
+            .get_or_init(|| {
+                let fp = self.fp_text.get(entry.fp)?;
+                params_from_fingerprint(&entry.method, fp).map(Box::new)
+            })
+            .as_deref()
     }
 
     /// Reads, for every `tasks/get` pool, where the recording left the task.
-    fn read_task_polls(&mut self) {
-        for fp in 0..self.fp_info.len() {
-            let info = &self.fp_info[fp];
-            let (Some(&first), Some(&last)) = (info.responses.first(), info.responses.last())
-            else {
+    fn read_task_polls(&mut self, task_ids: &HashMap<usize, String>) {
+        for (&fp, task_id) in task_ids {
+            let pool = self.pool(fp);
+            let (Some(&last), polls) = (pool.last(), pool.len()) else {
                 continue;
             };
-            if &*self.pairs[first].method != TASKS_GET {
-                continue;
-            }
-            let corpus = self.corpus.iter().find(|c| c.fp == fp);
-            let task_id = corpus
-                .and_then(|c| c.shaped.get())
-                .and_then(Option::as_ref)
-                .and_then(|p| p.get("taskId"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            let last = last as usize;
             let status = self.pairs[last]
                 .answer
                 .response()
@@ -674,16 +720,15 @@ impl Index {
                         .and_then(Value::as_str)
                         .map(str::to_owned)
                 });
-            if let (Some(task_id), Some(status)) = (task_id, status) {
+            if let Some(status) = status {
                 let terminal = matches!(status.as_str(), "completed" | "failed" | "cancelled");
-                let polls = info.responses.len();
-                self.fp_info[fp].task = Some(TaskPolls {
-                    task_id,
+                self.fp_info[fp].task = Some(Box::new(TaskPolls {
+                    task_id: task_id.clone(),
                     status,
                     terminal,
                     polls,
                     last,
-                });
+                }));
             }
         }
     }
@@ -703,23 +748,131 @@ impl Index {
     }
 }
 
-impl CorpusEntry {
-    /// This recorded request's params, declared-volatile fields dropped.
-    pub fn params(&self, volatile: &VolatileSet) -> Option<&Value> {
-        self.shaped
-            .get_or_init(|| {
-                let frame = Frame::parse(&self.text)?;
-                let mut params = frame
-                    .value()
-                    .get_mut("params")
-                    .map(Value::take)
-                    .filter(|p| !p.is_null());
-                if let Some(p) = params.as_mut() {
-                    volatile.drop_from(&self.method, p);
-                }
-                params
-            })
+/// Fingerprint texts, each stored once and numbered in order of first sight.
+#[derive(Default)]
+struct Interner {
+    fps: HashMap<Arc<str>, usize>,
+    texts: Vec<Arc<str>>,
+}
+
+impl Interner {
+    fn intern(&mut self, fp: String) -> usize {
+        if let Some(&id) = self.fps.get(fp.as_str()) {
+            return id;
+        }
+        let id = self.texts.len();
+        let text: Arc<str> = Arc::from(fp);
+        self.texts.push(Arc::clone(&text));
+        self.fps.insert(text, id);
+        id
+    }
+}
+
+/// A recorded request's fingerprint, whether it is an MRTR retry, and (for a poll) its task id.
+fn read_request(
+    volatile: &VolatileSet,
+    method: &str,
+    frame: &Frame,
+) -> (String, bool, Option<String>) {
+    if volatile.applies_to(method) {
+        let params = shaped_params(volatile, method, frame);
+        let task_id = params
             .as_ref()
+            .and_then(|p| p.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let fp = fingerprint(method, params.as_ref());
+        return (fp, is_mrtr_retry(params.as_ref()), task_id);
+    }
+    // Read in place: no tree of hash maps per recorded request.
+    let node = params_text(frame.text())
+        .and_then(|t| Node::parse(t).ok())
+        .filter(|n| *n != Node::Null);
+    let task_id = match node.as_ref().and_then(|n| n.get("taskId")) {
+        Some(Node::Str(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    let retry = matches!(&node, Some(Node::Obj(m)) if m.iter().any(|(k, _)| MRTR_FIELDS.contains(&k.as_ref())));
+    (fingerprint_node(method, node.as_ref()), retry, task_id)
+}
+
+/// Reads params back from a fingerprint's text: the canonical JSON after the method, or for a
+/// `tools/call` the name, arguments and retry part. `None` for methods matched on name alone.
+fn params_from_fingerprint(method: &str, fp: &str) -> Option<Value> {
+    let rest = fp.strip_prefix(method)?.strip_prefix('\u{0}')?;
+    let mut parts: Vec<&str> = rest.split('\u{0}').collect();
+    if method != TOOLS_CALL || parts.len() < 2 {
+        return serde_json::from_str(rest).ok();
+    }
+    // JSON text has no raw NUL, so the last one or two parts are JSON; the name is the rest.
+    let mut params = serde_json::Map::new();
+    let last: Value = serde_json::from_str(parts.last()?).ok()?;
+    let retry = parts.len() >= 3
+        && last
+            .as_object()
+            .is_some_and(|o| o.keys().all(|k| MRTR_FIELDS.contains(&k.as_str())));
+    if retry {
+        parts.pop();
+        if let Value::Object(o) = last {
+            params.extend(o);
+        }
+    }
+    let args = parts.pop()?;
+    params.insert("arguments".to_owned(), serde_json::from_str(args).ok()?);
+    params.insert("name".to_owned(), Value::String(parts.join("\u{0}")));
+    Some(Value::Object(params))
+}
+
+/// Groups item indices by fingerprint into one flat list (recorded order kept inside each
+/// group), and tells each fingerprint where its group is.
+fn group(
+    fp_of: &[u32],
+    fps: usize,
+    mut set: impl FnMut(&mut FpInfo, (u32, u32)),
+    info: &mut [FpInfo],
+) -> Vec<u32> {
+    let mut counts = vec![0u32; fps];
+    for &fp in fp_of {
+        counts[fp as usize] += 1;
+    }
+    let mut starts = vec![0u32; fps];
+    let mut next = 0u32;
+    for (fp, &count) in counts.iter().enumerate() {
+        starts[fp] = next;
+        set(&mut info[fp], (next, count));
+        next += count;
+    }
+    let mut flat = vec![0u32; fp_of.len()];
+    for (item, &fp) in fp_of.iter().enumerate() {
+        let at = &mut starts[fp as usize];
+        flat[*at as usize] = item as u32;
+        *at += 1;
+    }
+    flat
+}
+
+/// A recorded request's params with declared-volatile fields dropped.
+fn shaped_params(volatile: &VolatileSet, method: &str, frame: &Frame) -> Option<Value> {
+    let mut params = frame
+        .value()
+        .get_mut("params")
+        .map(Value::take)
+        .filter(|p| !p.is_null());
+    if let Some(p) = params.as_mut() {
+        volatile.drop_from(method, p);
+    }
+    params
+}
+
+impl FpInfo {
+    /// How many answered requests were recorded under this fingerprint.
+    pub fn recorded(&self) -> usize {
+        self.responses.1 as usize
+    }
+
+    /// How many listens were recorded under this fingerprint.
+    pub fn recorded_listens(&self) -> usize {
+        self.listens.1 as usize
     }
 }
 
@@ -739,6 +892,21 @@ fn take_waiting(
     queue.remove(at)
 }
 
+/// `String(id)`, without the float formatting for the plain integers nearly every id is.
+pub fn id_key(id: &Id) -> String {
+    match id {
+        Id::Number(text)
+            if !text.is_empty()
+                && text.len() < 16
+                && text.bytes().all(|b| b.is_ascii_digit())
+                && (text.len() == 1 || !text.starts_with('0')) =>
+        {
+            text.clone()
+        }
+        other => other.key(),
+    }
+}
+
 /// `N` of a `live-N` id, 0 for any other id.
 fn live_number(id: Option<&Id>) -> u64 {
     match id {
@@ -752,18 +920,12 @@ fn live_number(id: Option<&Id>) -> u64 {
 }
 
 /// The role of a server frame that answers nothing.
-fn classify_loose(rec: &Recorded) -> Role {
-    match rec.kind() {
+fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
+    match kind {
         FrameKind::Request => Role::ServerRequest,
         FrameKind::Notification => Role::Push,
-        FrameKind::Response | FrameKind::ErrorResponse => {
-            if rec.spans().tag.is_some() {
-                Role::Push
-            } else {
-                Role::Skip
-            }
-        }
-        FrameKind::Unclassified => Role::Skip,
+        FrameKind::Response | FrameKind::ErrorResponse if tagged => Role::Push,
+        FrameKind::Response | FrameKind::ErrorResponse | FrameKind::Unclassified => Role::Skip,
     }
 }
 
@@ -807,5 +969,58 @@ impl HeaderFacts {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn params_come_back_from_fingerprints() {
+        let cases = [
+            (
+                "tools/call",
+                json!({"name": "a", "arguments": {"x": [1, {"b": 2}]}}),
+            ),
+            (
+                "tools/call",
+                json!({"name": "a", "arguments": {}, "inputResponses": {"k": 1}, "requestState": "s"}),
+            ),
+            ("resources/read", json!({"uri": "demo://x"})),
+            ("custom/x", json!({})),
+        ];
+        for (method, params) in cases {
+            let fp = fingerprint(method, Some(&params));
+            assert_eq!(
+                params_from_fingerprint(method, &fp),
+                Some(params.clone()),
+                "{method}"
+            );
+        }
+        assert_eq!(params_from_fingerprint("tools/list", "tools/list"), None);
+        let fp = fingerprint(
+            "tools/call",
+            Some(&json!({"name": "a\u{0}b", "arguments": {"q": 1}})),
+        );
+        assert_eq!(
+            params_from_fingerprint("tools/call", &fp),
+            Some(json!({"name": "a\u{0}b", "arguments": {"q": 1}}))
+        );
+    }
+
+    #[test]
+    fn plain_integer_ids_key_without_formatting() {
+        for (id, key) in [
+            ("7", "7"),
+            ("0", "0"),
+            ("1.0", "1"),
+            ("007", "7"),
+            ("1e3", "1000"),
+        ] {
+            assert_eq!(id_key(&Id::Number(id.to_owned())), key, "{id}");
+        }
+        assert_eq!(id_key(&Id::Str("x".into())), "x");
     }
 }

@@ -98,14 +98,14 @@ pub fn diagnose(
                 polls: task.polls,
             };
         }
-        if !info.responses.is_empty() {
+        if info.recorded() > 0 {
             return MissReason::Exhausted {
-                recorded: info.responses.len(),
+                recorded: info.recorded(),
             };
         }
-        if !info.listens.is_empty() {
+        if info.recorded_listens() > 0 {
             return MissReason::SubscriptionExhausted {
-                recorded: info.listens.len(),
+                recorded: info.recorded_listens(),
             };
         }
         if info.unanswered {
@@ -141,13 +141,13 @@ pub fn diagnose(
         let wanted = js_string(params.and_then(|p| p.get("name")));
         let by_name: Vec<Option<&Value>> = same
             .iter()
-            .map(|c| c.params(&index.volatile))
+            .map(|c| index.corpus_params(c))
             .filter(|p| js_string(p.and_then(|p| p.get("name"))) == wanted)
             .collect();
         if by_name.is_empty() {
             let mut tools: Vec<String> = same
                 .iter()
-                .map(|c| js_string(c.params(&index.volatile).and_then(|p| p.get("name"))))
+                .map(|c| js_string(index.corpus_params(c).and_then(|p| p.get("name"))))
                 .collect();
             tools.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
             tools.dedup();
@@ -192,7 +192,7 @@ pub fn diagnose(
     }
     let incoming = params.unwrap_or(&empty);
     MissReason::ParamsDiffer(nearest(same.iter().map(|c| {
-        let mut changes = diff_values(c.params(&index.volatile).unwrap_or(&empty), incoming);
+        let mut changes = diff_values(index.corpus_params(c).unwrap_or(&empty), incoming);
         // The matcher never reads top-level `_meta` or `cursor`, so neither may a diagnosis
         // blame them.
         changes.retain(|d| {

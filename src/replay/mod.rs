@@ -12,6 +12,7 @@
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout (and [`passthrough`] forwards misses to the
 //! real server and appends what it answered). An HTTP front-end reuses the same session.
 
+pub mod canonical;
 pub mod diff;
 pub mod fingerprint;
 pub mod index;
@@ -27,7 +28,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use index::{Index, IndexError};
-pub use session::{Exchange, Outcome, Session, Stats};
+pub use session::{Exchange, Handled, Outcome, Session, Stats};
 pub use wire::{Message, Outbound, Request, parse_message};
 
 /// What a miss becomes (`--on-miss`).

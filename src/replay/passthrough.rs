@@ -118,7 +118,7 @@ fn ends_with_newline(path: &Path) -> io::Result<bool> {
 /// `text` (a JSON-RPC frame) with its top-level id replaced, every other byte kept.
 fn splice_id(text: &str, id: &Id) -> String {
     let text = text.trim();
-    match find_spans(text).id {
+    match find_spans(text).id() {
         Some(span) => format!(
             "{}{}{}",
             &text[..span.start],
@@ -196,7 +196,7 @@ impl Passthrough {
             Some(Err(e)) => return Err(e.clone()),
             None => return Err("the live server is not connected".to_owned()),
         };
-        let response = live.relay(&request.method, request.params.clone())?;
+        let response = live.relay(&request.method, request.params_value()?)?;
         self.appender
             .append(original, response.text())
             .map_err(|e| {

@@ -38,8 +38,8 @@ pub enum Role {
 pub enum Event {
     /// A client request left the client; `answered` when the recording holds its answer.
     Sent { request: usize, answered: bool },
-    /// A server frame arrived.
-    Arrived { role: Role, frame: Recorded },
+    /// A server frame arrived (by its index among the recording's server frames).
+    Arrived { role: Role, frame: usize },
 }
 
 /// The frames to release around answers.
@@ -56,8 +56,9 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Builds the schedule from events already in wire order.
-    pub fn build(events: Vec<Event>) -> Schedule {
+    /// Builds the schedule from events already in wire order; `take` hands over the frame a
+    /// scheduled event names.
+    pub fn build(events: Vec<Event>, mut take: impl FnMut(usize) -> Option<Recorded>) -> Schedule {
         let mut schedule = Schedule::default();
         let mut anchor: Option<usize> = None;
         let mut outstanding: HashSet<usize> = HashSet::new();
@@ -81,8 +82,14 @@ impl Schedule {
                         }
                         anchor = Some(request);
                     }
-                    Role::Push if !outstanding.is_empty() => pending.push(frame),
-                    Role::Push => schedule.place_after(anchor, frame),
+                    Role::Push => {
+                        let Some(frame) = take(frame) else { continue };
+                        if outstanding.is_empty() {
+                            schedule.place_after(anchor, frame);
+                        } else {
+                            pending.push(frame);
+                        }
+                    }
                     Role::ServerRequest => schedule.server_requests += 1,
                     Role::InStream | Role::Skip => {}
                 },
@@ -116,6 +123,16 @@ mod tests {
     use super::*;
     use crate::replay::index::Recorded;
 
+    const NAMES: [&str; 7] = [
+        "answer",
+        "hello",
+        "progress",
+        "changed",
+        "while-unanswered",
+        "sampling",
+        "tail",
+    ];
+
     fn note(n: &str) -> Recorded {
         Recorded::new(&format!(r#"{{"jsonrpc":"2.0","method":"{n}"}}"#))
     }
@@ -123,44 +140,51 @@ mod tests {
     fn names(frames: &[Recorded]) -> Vec<String> {
         frames
             .iter()
-            .map(|f| f.method().unwrap_or_default().to_owned())
+            .map(|f| {
+                let v: serde_json::Value = serde_json::from_str(f.text()).unwrap();
+                v["method"].as_str().unwrap_or_default().to_owned()
+            })
             .collect()
     }
 
     #[test]
     fn before_after_and_initial() {
+        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
         let answer = |r| Event::Arrived {
             role: Role::Answers(r),
-            frame: note("answer"),
+            frame: no("answer"),
         };
         let push = |n| Event::Arrived {
             role: Role::Push,
-            frame: note(n),
+            frame: no(n),
         };
-        let s = Schedule::build(vec![
-            push("hello"),
-            Event::Sent {
-                request: 0,
-                answered: true,
-            },
-            push("progress"),
-            answer(0),
-            push("changed"),
-            Event::Sent {
-                request: 1,
-                answered: false,
-            },
-            push("while-unanswered"),
-            Event::Sent {
-                request: 2,
-                answered: true,
-            },
-            Event::Arrived {
-                role: Role::ServerRequest,
-                frame: note("sampling"),
-            },
-            push("tail"),
-        ]);
+        let s = Schedule::build(
+            vec![
+                push("hello"),
+                Event::Sent {
+                    request: 0,
+                    answered: true,
+                },
+                push("progress"),
+                answer(0),
+                push("changed"),
+                Event::Sent {
+                    request: 1,
+                    answered: false,
+                },
+                push("while-unanswered"),
+                Event::Sent {
+                    request: 2,
+                    answered: true,
+                },
+                Event::Arrived {
+                    role: Role::ServerRequest,
+                    frame: no("sampling"),
+                },
+                push("tail"),
+            ],
+            |i| Some(note(NAMES[i])),
+        );
         assert_eq!(names(&s.initial), ["hello"]);
         assert_eq!(names(&s.before[&0]), ["progress"]);
         assert_eq!(names(&s.after[&0]), ["changed", "while-unanswered", "tail"]);

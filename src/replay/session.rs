@@ -17,16 +17,18 @@
 //!
 //! Every answer is the recorded frame re-keyed to the client's id, every other byte as recorded.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::OnMiss;
-use super::fingerprint::{IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, is_mrtr_retry};
+use super::fingerprint::{
+    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_text, is_mrtr_retry,
+};
 use super::index::{Answer, Index, Recorded};
 use super::miss::{MissReason, diagnose, format_miss, miss_answer};
-use super::wire::{Message, Outbound, Request};
+use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
 use crate::jsonrpc::{FrameKind, Id};
 use crate::protocol::{LISTEN_METHOD, SUBSCRIPTION_ID_KEY};
 use crate::redact::Redactor;
@@ -55,6 +57,8 @@ pub enum Outcome {
         reason: MissReason,
         diagnosis: String,
     },
+    /// A request replay cannot read (its params nest too deep); answered with error -32600.
+    Rejected { detail: String },
 }
 
 /// The frames one message sends back, in order: `before`, `streamed`, `answer`, `after`.
@@ -89,6 +93,14 @@ impl Exchange {
             .chain(self.answer.as_ref())
             .chain(&self.after)
     }
+}
+
+/// A line handled by [`Session::handle_text`].
+#[derive(Debug)]
+pub struct Handled {
+    pub exchange: Exchange,
+    /// The parsed message, unless the line was answered on the fast path.
+    pub message: Option<Message>,
 }
 
 /// Counts reported at the end of a session.
@@ -177,6 +189,37 @@ impl Session {
         self.deliverable(frames)
     }
 
+    /// Handles one line from the client. The common case (a request recorded exactly as sent) is
+    /// answered straight from the line's text, without building a request; `message` is `Some`
+    /// whenever the line had to be parsed as a whole (the front-end needs it for a miss).
+    pub fn handle_text(&mut self, line: &str) -> Result<Handled, Malformed> {
+        let mut hint = None;
+        if let Some(quick) = quick_request(line) {
+            let method = quick.method.as_ref();
+            if method != LISTEN_METHOD && !self.index.volatile.applies_to(method) {
+                if let Some(fp) = fingerprint_text(method, quick.params) {
+                    let f = self.index.fps.get(fp.as_str()).copied();
+                    if let Some(p) = f.and_then(|f| self.take_exact(f)) {
+                        return Ok(Handled {
+                            exchange: self.serve_as(quick.id, p, Outcome::Answered),
+                            message: None,
+                        });
+                    }
+                    hint = Some(f);
+                }
+            }
+        }
+        let message = parse_message(line)?;
+        let exchange = match &message {
+            Message::Request(req) => self.request(req, hint),
+            other => self.handle(other),
+        };
+        Ok(Handled {
+            exchange,
+            message: Some(message),
+        })
+    }
+
     /// Handles one message from the client.
     pub fn handle(&mut self, message: &Message) -> Exchange {
         match message {
@@ -187,34 +230,58 @@ impl Session {
                 }
                 Exchange::silent()
             }
-            Message::Request(request) => self.request(request),
+            Message::Request(request) => self.request(request, None),
         }
     }
 
-    fn request(&mut self, req: &Request) -> Exchange {
+    /// `hint`: the exact-match lookup already done on the request as sent (and found empty), so
+    /// it is not done twice.
+    fn request(&mut self, req: &Request, hint: Option<Option<usize>>) -> Exchange {
         let method = req.method.as_str();
         let listen = method == LISTEN_METHOD;
         let method_only = METHOD_ONLY.contains(&method);
-        let shaped = self.shape(method, req.params.as_ref());
-        let mut fp = if method_only {
-            self.index.fps.get(method).copied()
-        } else {
-            self.index
-                .fps
-                .get(fingerprint(method, shaped.as_deref()).as_str())
-                .copied()
+        let raw = req.params.as_deref().map(RawValue::get);
+        let volatile = self.index.volatile.applies_to(method);
+        // The hot path, straight from the params' text: a recorded request is a fixed point of
+        // redaction, so an exact hit on the request as sent is the hit the redacted request would
+        // have had, without paying for redaction or for a parsed tree.
+        let mut fp = None;
+        if let Some(known) = hint {
+            fp = known;
+        } else if !volatile {
+            if let Some(text_fp) = fingerprint_text(method, raw) {
+                fp = self.index.fps.get(text_fp.as_str()).copied();
+                if !listen {
+                    if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
+                        return self.serve(req, p, Outcome::Answered);
+                    }
+                }
+            }
+        }
+        let params = match req.params_value() {
+            Ok(p) => p,
+            Err(detail) => return Self::rejected(req, detail),
         };
-        // The request as sent: a recorded request is a fixed point of redaction, so an exact hit
-        // here is the hit the redacted request would have had, without paying for redaction.
-        if !listen {
-            if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
-                return self.serve(req, p, Outcome::Answered);
+        let mut shaped = params;
+        if volatile {
+            if let Some(p) = shaped.as_mut() {
+                self.index.volatile.drop_from(method, p);
+            }
+            fp = self
+                .index
+                .fps
+                .get(fingerprint(method, shaped.as_ref()).as_str())
+                .copied();
+            if !listen {
+                if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
+                    return self.serve(req, p, Outcome::Answered);
+                }
             }
         }
         let mut redacted_params: Option<Value> = None;
         if self.index.redact_requests && !method_only {
-            if let Some(params) = req.params.as_ref() {
-                let (mut redacted, changed) = self.redactor.redact_value(params);
+            if let Some(params) = req.params_value().ok().flatten() {
+                let (mut redacted, changed) = self.redactor.redact_value(&params);
                 if changed > 0 {
                     self.index.volatile.drop_from(method, &mut redacted);
                     fp = self
@@ -231,7 +298,7 @@ impl Session {
                 }
             }
         }
-        let effective = redacted_params.as_ref().or(shaped.as_deref());
+        let effective = redacted_params.as_ref().or(shaped.as_ref());
         if listen {
             if let Some(l) = fp.and_then(|f| self.take_listen(f)) {
                 return self.subscribe(req, l);
@@ -245,7 +312,8 @@ impl Session {
                 return self.serve(req, last, Outcome::Reserved { idempotent: false });
             }
             if IDEMPOTENT.contains(&method) {
-                if let Some(&last) = info.responses.last() {
+                if let Some(&last) = self.index.pool(f).last() {
+                    let last = last as usize;
                     self.stats.reserved_reads += 1;
                     return self.serve(req, last, Outcome::Reserved { idempotent: true });
                 }
@@ -282,22 +350,24 @@ impl Session {
         ex
     }
 
-    /// Params with declared-volatile fields dropped (a copy only when a declaration applies).
-    fn shape<'p>(&self, method: &str, params: Option<&'p Value>) -> Option<Cow<'p, Value>> {
-        let params = params?;
-        if !self.index.volatile.applies_to(method) {
-            return Some(Cow::Borrowed(params));
-        }
-        let mut owned = params.clone();
-        self.index.volatile.drop_from(method, &mut owned);
-        Some(Cow::Owned(owned))
+    /// A request whose params cannot be read as a tree (nested deeper than the parser allows).
+    fn rejected(req: &Request, detail: String) -> Exchange {
+        let mut ex = Exchange::silent();
+        ex.answer = Some(Outbound::Owned(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32600,\"message\":{}}}}}",
+            req.id.to_json(),
+            Value::String(format!("mcp-cassette replay: invalid request: {detail}"))
+        )));
+        ex.outcome = Outcome::Rejected { detail };
+        ex
     }
 
     fn take_exact(&mut self, fp: usize) -> Option<usize> {
-        let pool = &self.index.fp_info[fp].responses;
+        let pool = self.index.pool(fp);
         let cursor = &mut self.fp_next[fp];
         while let Some(&p) = pool.get(*cursor) {
             *cursor += 1;
+            let p = p as usize;
             if !self.consumed[p] {
                 self.consumed[p] = true;
                 return Some(p);
@@ -311,6 +381,7 @@ impl Session {
         let cursor = self.method_next.entry(method.into()).or_insert(0);
         while let Some(&p) = pool.get(*cursor) {
             *cursor += 1;
+            let p = p as usize;
             if !self.consumed[p] {
                 self.consumed[p] = true;
                 return Some(p);
@@ -320,20 +391,29 @@ impl Session {
     }
 
     fn take_listen(&mut self, fp: usize) -> Option<usize> {
-        let pool = &self.index.fp_info[fp].listens;
+        let pool = self.index.listen_pool(fp);
         let cursor = &mut self.listen_next[fp];
         let l = *pool.get(*cursor)?;
         *cursor += 1;
-        Some(l)
+        Some(l as usize)
     }
 
     /// Answers `req` with recorded pair `p`, releasing the server frames anchored to it.
     fn serve(&mut self, req: &Request, p: usize, outcome: Outcome) -> Exchange {
+        self.serve_as(&req.id.to_json(), p, outcome)
+    }
+
+    /// Answers the request whose id is `id_json` (its JSON text) with recorded pair `p`.
+    fn serve_as(&mut self, id_json: &str, p: usize, outcome: Outcome) -> Exchange {
         let anchor = self.index.pairs[p].anchor;
         let before = self.release_before(anchor);
-        let after_frames = self.index.schedule.after.remove(&anchor);
+        let after_frames = if self.index.schedule.after.is_empty() {
+            None
+        } else {
+            self.index.schedule.after.remove(&anchor)
+        };
         let (streamed, answer) = match &self.index.pairs[p].answer {
-            Answer::Frame(rec) => (Vec::new(), rekey_response(rec, &req.id)),
+            Answer::Frame(rec) => (Vec::new(), rekey_response(rec, id_json)),
             Answer::Stream(frames) => {
                 let (last, rest) = match frames.split_last() {
                     Some(split) => split,
@@ -345,7 +425,7 @@ impl Session {
                     .filter(|f| f.kind() != FrameKind::Request)
                     .map(|f| Outbound::Verbatim(f.text().clone()))
                     .collect();
-                (streamed, rekey_response(last, &req.id))
+                (streamed, rekey_response(last, id_json))
             }
         };
         let after = self.deliverable(after_frames.unwrap_or_default());
@@ -499,16 +579,17 @@ impl Session {
 }
 
 /// A recorded response with its id replaced by the client's, every other byte as recorded.
-fn rekey_response(rec: &Recorded, id: &Id) -> Outbound {
-    match rec.spans().id.clone() {
+fn rekey_response(rec: &Recorded, id_json: &str) -> Outbound {
+    match rec.spans().id() {
         Some(span) => Outbound::Spliced {
             text: rec.text().clone(),
             span,
-            value: id.to_json(),
+            value: id_json.to_owned(),
         },
         None => rewrite(rec, |v| {
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("id".to_owned(), id.to_value());
+            if let (Some(obj), Ok(id)) = (v.as_object_mut(), serde_json::from_str::<Value>(id_json))
+            {
+                obj.insert("id".to_owned(), id);
             }
         }),
     }
@@ -519,7 +600,7 @@ fn rekey_response(rec: &Recorded, id: &Id) -> Outbound {
 fn rekey_subscription(rec: &Recorded, live: &Id) -> Outbound {
     let spans = rec.spans();
     if !rec.is_response() {
-        return match spans.tag.clone() {
+        return match spans.tag() {
             Some((span, _)) => Outbound::Spliced {
                 text: rec.text().clone(),
                 span,
@@ -528,7 +609,7 @@ fn rekey_subscription(rec: &Recorded, live: &Id) -> Outbound {
             None => Outbound::Verbatim(rec.text().clone()),
         };
     }
-    match (spans.id.clone(), spans.tag.clone()) {
+    match (spans.id(), spans.tag()) {
         (Some(id_span), Some((tag_span, _))) => {
             let text = rec.text();
             let value = live.to_json();
@@ -545,7 +626,7 @@ fn rekey_subscription(rec: &Recorded, live: &Id) -> Outbound {
             out.push_str(&text[second.end..]);
             Outbound::Owned(out)
         }
-        (Some(span), None) if !spans.has_meta => Outbound::Spliced {
+        (Some(span), None) if !spans.has_meta() => Outbound::Spliced {
             text: rec.text().clone(),
             span,
             value: live.to_json(),
@@ -1310,6 +1391,53 @@ mod tests {
         let (f, _) = send(&mut s, req(json!("b"), "tools/list", json!({})));
         assert_eq!(f[0]["params"]["during"], 2, "{f:?}");
         assert_eq!(s.pending_frames(), 0);
+    }
+
+    #[test]
+    fn the_line_fast_path_answers_like_the_message_path() {
+        let lines = [
+            frame(
+                1,
+                "c2s",
+                req(
+                    json!(1),
+                    "tools/call",
+                    call("echo", json!({"b": 1, "a": [1.0]})),
+                ),
+            ),
+            frame(2, "s2c", res(json!(1), json!({"n": 1}))),
+            frame(
+                3,
+                "c2s",
+                req(
+                    json!(2),
+                    "tools/call",
+                    call("echo", json!({"b": 1, "a": [1.0]})),
+                ),
+            ),
+            frame(4, "s2c", res(json!(2), json!({"n": 2}))),
+        ];
+        let mut s = session(&lines);
+        let line = r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/call","params":{"arguments":{"a":[1],"b":1.0},"name":"echo"}}"#;
+        let h = s.handle_text(line).unwrap();
+        assert!(h.message.is_none(), "answered on the fast path");
+        assert_eq!(
+            h.exchange.answer.unwrap().text(),
+            r#"{"jsonrpc":"2.0","id":1.0,"result":{"n":1}}"#
+        );
+        let h = s.handle_text(r#"{"jsonrpc":"2.0","id":"\u0041","method":"tools/call","params":{"name":"echo","arguments":{"a":[1],"b":1}}}"#).unwrap();
+        assert_eq!(
+            h.exchange.answer.unwrap().text(),
+            r#"{"jsonrpc":"2.0","id":"\u0041","result":{"n":2}}"#
+        );
+        let h = s.handle_text(line).unwrap();
+        assert!(matches!(h.message, Some(Message::Request(_))));
+        assert!(matches!(h.exchange.outcome, Outcome::Missed { .. }));
+        assert!(s.handle_text("{").is_err());
+        let h = s
+            .handle_text(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .unwrap();
+        assert_eq!(h.exchange.outcome, Outcome::Silent);
     }
 
     #[test]

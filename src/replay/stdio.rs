@@ -11,7 +11,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
-use super::wire::{Message, Outbound, parse_message};
+use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
 use crate::protocol::LISTEN_METHOD;
 
@@ -170,8 +170,8 @@ fn handle_line(
     diag: &mut dyn Write,
     passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
-    let message = match parse_message(text) {
-        Ok(m) => m,
+    let handled = match session.handle_text(text) {
+        Ok(h) => h,
         Err(bad) => {
             note(
                 diag,
@@ -184,12 +184,13 @@ fn handle_line(
             return write_all(out, &[Outbound::Owned(bad.answer())]);
         }
     };
-    let mut exchange = session.handle(&message);
-    match &exchange.outcome {
-        Outcome::Missed { diagnosis, .. } => {
-            let Message::Request(request) = &message else {
-                return Ok(());
-            };
+    let mut exchange = handled.exchange;
+    let request = match &handled.message {
+        Some(Message::Request(r)) => Some(r),
+        _ => None,
+    };
+    match (&exchange.outcome, request) {
+        (Outcome::Missed { diagnosis, .. }, Some(request)) => {
             let shown = session.redactor().redact_text(&request.method).0;
             note(
                 diag,
@@ -206,16 +207,20 @@ fn handle_line(
                 }
             }
         }
-        Outcome::Borrowed { diagnosis, .. } => {
-            if let Message::Request(request) = &message {
-                let shown = session.redactor().redact_text(&request.method).0;
-                note(
-                    diag,
-                    &format!(
-                        "answered \"{shown}\" with another recording of the same method (--on-miss warn): {diagnosis}"
-                    ),
-                );
-            }
+        (Outcome::Borrowed { diagnosis, .. }, Some(request)) => {
+            let shown = session.redactor().redact_text(&request.method).0;
+            note(
+                diag,
+                &format!(
+                    "answered \"{shown}\" with another recording of the same method (--on-miss warn): {diagnosis}"
+                ),
+            );
+        }
+        (Outcome::Rejected { detail }, _) => {
+            note(
+                diag,
+                &format!("line {line_no} from the client was answered with error -32600: {detail}"),
+            );
         }
         _ => {}
     }

@@ -21,7 +21,31 @@ use crate::protocol::SUBSCRIPTION_ID_KEY;
 pub struct Request {
     pub id: Id,
     pub method: String,
-    pub params: Option<Value>,
+    /// The params exactly as sent (absent or `null` is `None`).
+    pub params: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// A request built from parsed parts.
+    pub fn new(id: Id, method: &str, params: Option<&Value>) -> Request {
+        Request {
+            id,
+            method: method.to_owned(),
+            params: params
+                .filter(|p| !p.is_null())
+                .and_then(|p| serde_json::value::to_raw_value(p).ok()),
+        }
+    }
+
+    /// The params as a tree; an error names why they cannot be one (they nest too deep).
+    pub fn params_value(&self) -> Result<Option<Value>, String> {
+        match &self.params {
+            None => Ok(None),
+            Some(raw) => serde_json::from_str::<Value>(raw.get())
+                .map(|v| (!v.is_null()).then_some(v))
+                .map_err(|e| format!("its params cannot be read: {e}")),
+        }
+    }
 }
 
 /// One message from the client, classified.
@@ -94,7 +118,8 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<&'a RawValue>,
-    params: Option<Value>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -149,17 +174,54 @@ pub fn parse_message(line: &str) -> Result<Message, Malformed> {
         (Some(method), Some(id)) => Ok(Message::Request(Request {
             id,
             method,
-            params: env.params,
+            params: env.params.map(RawValue::to_owned),
         })),
         (Some(method), None) => Ok(Message::Notification {
             method,
-            params: env.params,
+            params: env.params.and_then(|p| serde_json::from_str(p.get()).ok()),
         }),
         (None, _) if env.result.is_some() || env.error.is_some() => Ok(Message::Response),
         (None, _) => Err(invalid(
             "a message needs a \"method\" (request or notification) or a \"result\"/\"error\" (response)",
         )),
     }
+}
+
+/// A request read in place from its line: what the hot path needs, nothing allocated.
+#[derive(Debug)]
+pub struct Quick<'a> {
+    /// The id's JSON text, exactly as sent.
+    pub id: &'a str,
+    pub method: Cow<'a, str>,
+    /// The params' JSON text (`None` when absent or `null`).
+    pub params: Option<&'a str>,
+}
+
+/// Reads a well-formed request in place; `None` for anything else (which [`parse_message`]
+/// then classifies, errors included).
+pub fn quick_request(line: &str) -> Option<Quick<'_>> {
+    let text = line.trim();
+    if !text.starts_with('{') {
+        return None;
+    }
+    let env: Envelope<'_> = serde_json::from_str(text).ok()?;
+    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return None;
+    }
+    let id = env.id?.get();
+    if !matches!(id.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')) {
+        return None;
+    }
+    let method = env.method?.get();
+    let method = match method.strip_prefix('"').and_then(|m| m.strip_suffix('"')) {
+        Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
+        _ => Cow::Owned(serde_json::from_str::<String>(method).ok()?),
+    };
+    Some(Quick {
+        id,
+        method,
+        params: env.params.map(RawValue::get),
+    })
 }
 
 /// A frame to send: recorded text, with at most one value spliced in, or text built here.
@@ -208,16 +270,40 @@ impl Outbound {
     }
 }
 
-/// Where the values replay may rewrite sit inside one recorded frame's text.
+/// Where the values replay may rewrite sit inside one recorded frame's text. Kept small: the
+/// index holds one per recorded frame.
 #[derive(Debug, Clone, Default)]
 pub struct Spans {
+    id: Option<(u32, u32)>,
+    tag: Option<Box<(u32, u32, Id)>>,
+    has_meta: bool,
+}
+
+impl Spans {
     /// The top-level `id` value.
-    pub id: Option<Range<usize>>,
+    pub fn id(&self) -> Option<Range<usize>> {
+        self.id.map(|(a, b)| a as usize..b as usize)
+    }
+
     /// The subscription tag (`_meta["io.modelcontextprotocol/subscriptionId"]`) inside `params`
     /// or `result`, with its value.
-    pub tag: Option<(Range<usize>, Id)>,
+    pub fn tag(&self) -> Option<(Range<usize>, &Id)> {
+        self.tag
+            .as_deref()
+            .map(|(a, b, id)| (*a as usize..*b as usize, id))
+    }
+
     /// Whether `params._meta` / `result._meta` is an object (a tag may be added there).
-    pub has_meta: bool,
+    pub fn has_meta(&self) -> bool {
+        self.has_meta
+    }
+}
+
+fn compact(range: Range<usize>) -> Option<(u32, u32)> {
+    Some((
+        u32::try_from(range.start).ok()?,
+        u32::try_from(range.end).ok()?,
+    ))
 }
 
 /// Finds [`Spans`] in a frame's text. Values nested too deep or malformed yield no span.
@@ -228,7 +314,7 @@ pub fn find_spans(text: &str) -> Spans {
     };
     for (key, raw) in &top {
         match key.as_ref() {
-            "id" => spans.id = span_in(text, raw),
+            "id" => spans.id = span_in(text, raw).and_then(compact),
             "params" | "result" => {
                 let Some(inner) = members(raw.get()) else {
                     continue;
@@ -249,8 +335,8 @@ pub fn find_spans(text: &str) -> Spans {
                         Some(b'"' | b'-' | b'0'..=b'9') => Id::from_raw(tag),
                         _ => None,
                     };
-                    if let (Some(span), Some(id)) = (span_in(text, tag), id) {
-                        spans.tag = Some((span, id));
+                    if let (Some((a, b)), Some(id)) = (span_in(text, tag).and_then(compact), id) {
+                        spans.tag = Some(Box::new((a, b, id)));
                     }
                 }
             }
@@ -258,6 +344,15 @@ pub fn find_spans(text: &str) -> Spans {
         }
     }
     spans
+}
+
+/// The JSON text of a frame's `params` (`None` when absent or not an object member).
+pub fn params_text(frame: &str) -> Option<&str> {
+    members(frame)?
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "params")
+        .map(|(_, v)| v.get())
 }
 
 /// The byte range `raw` occupies in `text` (it must have been borrowed from `text`).
@@ -375,7 +470,11 @@ mod tests {
             "[".repeat(5000),
             "]".repeat(5000)
         );
-        assert_eq!(parse_message(&deep).unwrap_err().code(), -32700);
+        // Too deep to build a tree from: the envelope reads, the params are refused where used.
+        let Ok(Message::Request(r)) = parse_message(&deep) else {
+            panic!()
+        };
+        assert!(r.params_value().is_err());
     }
 
     #[test]
@@ -384,11 +483,11 @@ mod tests {
             r#"{"result":{"a":1.0,"_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}},"jsonrpc":"2.0","id":  42 }"#,
         );
         let spans = find_spans(&text);
-        let id = spans.id.clone().unwrap();
+        let id = spans.id().unwrap();
         assert_eq!(&text[id.clone()], "42");
-        let (tag, tag_id) = spans.tag.clone().unwrap();
+        let (tag, tag_id) = spans.tag().unwrap();
         assert_eq!(&text[tag], "\"s1\"");
-        assert_eq!(tag_id, Id::Str("s1".into()));
+        assert_eq!(tag_id, &Id::Str("s1".into()));
         let out = Outbound::Spliced {
             text: text.clone(),
             span: id,
