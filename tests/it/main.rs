@@ -7,4 +7,5 @@ mod lint;
 mod lint_cassette;
 mod record;
 mod redact;
+mod replay;
 mod sarif;
