@@ -5,6 +5,7 @@ mod fixtures;
 mod interop;
 mod lint;
 mod lint_cassette;
+mod readme;
 mod record;
 mod redact;
 mod replay;
