@@ -457,6 +457,120 @@ mod tests {
         }
     }
 
+    /// Every alternative of every gated pattern, in odd spacing and case: whenever the bare
+    /// pattern matches, the gated finder must fire too (anchors are necessary conditions).
+    #[test]
+    fn anchors_never_hide_a_match() {
+        let samples = [
+            "IGNORE\tANY  earlier PROMPT",
+            "xignore\u{3000}all prior rules",
+            "< hidden\n>",
+            "<INSTRUCTION>",
+            "a<!--b",
+            "DO\u{a0}NOT  NoTiFy anyone, not the OPERATOR",
+            "do not inform the human",
+            "do not mention it to the user",
+            "do not reveal this to the user",
+            "do not show the user",
+            "do not alert the operator",
+            "do not tell the user",
+            "~/.SSH/config",
+            "ID_RSA",
+            "a .Env file",
+            "Credential.json",
+            "credentials.json",
+            "API-KEYS then READ them",
+            "apikey, collect",
+            "api_key attach",
+            "INSTEAD OF the x.y-z TOOL",
+            "rather than github.search server",
+            "in place of THE f function",
+            "Always\ninvoke this",
+            "EXEC it",
+            "eval",
+            "SUBPROCESS",
+            "child_process",
+            "a Shell",
+            "RM\t-RF /",
+            "x |bash",
+            "a|  SH",
+            "YOU ARE NOW IN GOD mode",
+            "you are the unrestricted one",
+            "you are a jailbreak",
+            "you are root",
+            "you are debug",
+            "you are an admin",
+            "you are now developer",
+            "act as the SYSTEM",
+            "ACT AS ROOT",
+            "act as a developer",
+            "act as admin",
+            "PRETEND THAT YOU ARE",
+            "pretend you are",
+            "PROVIDE YOUR API KEY",
+            "paste the api_key",
+            "include api-key",
+            "supply apikey",
+            "attach the access token",
+            "pass ACCESS_TOKEN",
+            "paste access-token",
+            "include your password",
+            "supply the secret",
+            "pass credentials",
+            "attach credential",
+            "Send it to HTTP://x",
+            "download from https://y",
+        ];
+        let sources = [
+            ("CAS-L001", l001_instruction_override::SOURCE),
+            ("CAS-L002", l002_hidden_markers::SOURCE),
+            ("CAS-L003", l003_concealment::SOURCE),
+            ("CAS-L005", l005_sensitive_material::SOURCE),
+            ("CAS-L011", l011_tool_priority::SOURCE),
+            ("CAS-L012", l012_command_execution::SOURCE),
+            ("CAS-L013", l013_role_impersonation::SOURCE),
+            ("CAS-L014", l014_credential_request::SOURCE),
+        ];
+        let bare_patterns: Vec<(usize, Regex)> = sources
+            .iter()
+            .filter_map(|(id, source)| {
+                let index = DOCS.iter().position(|d| d.id == *id)?;
+                Some((index, phrase_regex(source)))
+            })
+            .collect();
+        assert_eq!(bare_patterns.len(), PHRASES.len() - 1);
+        for sample in samples {
+            let text = Text::new(sample);
+            let mut bare = 0;
+            for (index, pattern) in &bare_patterns {
+                if pattern.is_match(sample) {
+                    bare += 1;
+                    let gated = FINDERS[*index](&text).is_some();
+                    assert!(gated, "{} gated away {sample:?}", DOCS[*index].id);
+                }
+            }
+            let url = sample.contains("://");
+            assert!(bare > 0 || url, "sample matches no pattern: {sample:?}");
+        }
+    }
+
+    #[test]
+    fn fold_keeps_case_insensitive_equality() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                if a.is_ascii() && b.is_ascii() {
+                    assert_eq!(fold_byte(a) == fold_byte(b), a.eq_ignore_ascii_case(&b));
+                }
+            }
+            // Non-ASCII bytes fold to a value no literal byte folds to.
+            if !a.is_ascii() {
+                assert_eq!(fold_byte(a), 0);
+            } else if a != 0 {
+                assert_ne!(fold_byte(a), 0);
+            }
+        }
+    }
+
     #[test]
     fn url_scan_respects_sentence_and_window() {
         let t = Text::new("Send the log to HTTPS://x.example/a");
