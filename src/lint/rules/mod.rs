@@ -9,6 +9,13 @@
 //! construction, so the reference's `recheck` proofs (and its one polynomial pattern, the
 //! original CAS-L004) have no counterpart to worry about here. The URL-anchored scan of
 //! CAS-L004/CAS-L016 is kept anyway because it is also the cheapest way to do the job.
+//!
+//! Speed comes from a shared gate. Each regex rule (and the URL scan) declares
+//! [`Anchors`]: literals its pattern cannot match without. One packed SIMD search per text
+//! finds which anchors occur, and a rule's regex runs only on text holding its anchors, so a
+//! clean description costs one anchor search plus a few `memchr`-speed checks instead of
+//! eight regex searches. The gate can only skip work, never change a result: a test feeds
+//! every alternative of every pattern through the gated finders.
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
@@ -551,6 +558,21 @@ mod tests {
             }
             let url = sample.contains("://");
             assert!(bare > 0 || url, "sample matches no pattern: {sample:?}");
+        }
+    }
+
+    #[test]
+    fn anchor_groups_fit_the_bit_set() {
+        let groups: usize = PHRASES.iter().map(|(_, anchors)| anchors.len()).sum();
+        assert!(groups <= 32, "{groups} anchor groups exceed the u32 bit set");
+        for (id, anchors) in PHRASES {
+            assert!(required_groups(id).is_some_and(|bits| bits != 0), "{id}");
+            for group in anchors {
+                assert!(!group.is_empty(), "{id} has an empty anchor group");
+                for literal in *group {
+                    assert!(!literal.is_empty() && literal.is_ascii(), "{id}: {literal:?}");
+                }
+            }
         }
     }
 
