@@ -199,6 +199,36 @@ fn main() {
         hits,
     );
 
+    // On a shared machine the whole-pass figures above count time other processes held the
+    // core. The best of several timings of each ~100 kB slice filters that out (the slice is
+    // then cache-warm, so this is an upper bound on an idle core).
+    let mut best_total = 0.0f64;
+    let mut start = 0usize;
+    while start < texts.len() {
+        let mut end = start;
+        let mut bytes = 0usize;
+        while end < texts.len() && bytes < 100_000 {
+            bytes += texts[end].len();
+            end += 1;
+        }
+        let slice = &texts[start..end];
+        let best = (0..10)
+            .map(|_| {
+                let started = Instant::now();
+                for text in slice {
+                    black_box(scan_text(text, Surface::Tool));
+                }
+                started.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min);
+        best_total += best;
+        start = end;
+    }
+    println!(
+        "scan_text, best of 10 per 100 kB slice: {:.0} MB/s",
+        mb / best_total
+    );
+
     let mut findings = 0usize;
     let t = timed(|| {
         for value in &tools {

@@ -564,13 +564,19 @@ mod tests {
     #[test]
     fn anchor_groups_fit_the_bit_set() {
         let groups: usize = PHRASES.iter().map(|(_, anchors)| anchors.len()).sum();
-        assert!(groups <= 32, "{groups} anchor groups exceed the u32 bit set");
+        assert!(
+            groups <= 32,
+            "{groups} anchor groups exceed the u32 bit set"
+        );
         for (id, anchors) in PHRASES {
             assert!(required_groups(id).is_some_and(|bits| bits != 0), "{id}");
             for group in anchors {
                 assert!(!group.is_empty(), "{id} has an empty anchor group");
                 for literal in *group {
-                    assert!(!literal.is_empty() && literal.is_ascii(), "{id}: {literal:?}");
+                    assert!(
+                        !literal.is_empty() && literal.is_ascii(),
+                        "{id}: {literal:?}"
+                    );
                 }
             }
         }
