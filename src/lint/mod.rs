@@ -3,10 +3,10 @@
 //!
 //! # Shape
 //!
-//! * [`rules`] holds one file per rule: its [`RuleDoc`] (what `rules`, `--explain` and SARIF
+//! * `rules` holds one file per rule: its [`RuleDoc`] (what `rules`, `--explain` and SARIF
 //!   show) and a finder from one field's text to an evidence excerpt. The rules know nothing
 //!   about tools, prompts or reports.
-//! * [`fields`] decides which strings of a listing entry are read, and under which label and
+//! * `fields` decides which strings of a listing entry are read, and under which label and
 //!   [`Surface`] (spec §6.4): a tool's `description`, `title`, every text-bearing key of its
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
