@@ -425,6 +425,34 @@ pub fn safe_mcp_rule_ids(text: &str) -> BTreeSet<&'static str> {
         .collect()
 }
 
+/// Catalogue indexes of the rules reading each declared surface, computed once.
+static READERS: LazyLock<[Vec<usize>; 4]> = LazyLock::new(|| {
+    [
+        Surface::Tool,
+        Surface::Prompt,
+        Surface::Resource,
+        Surface::Name,
+    ]
+    .map(|surface| {
+        (0..rules::DOCS.len())
+            .filter(|&i| rules::DOCS[i].reads(surface))
+            .collect()
+    })
+});
+
+fn rules_reading(surface: Surface) -> &'static [usize] {
+    let slot = match surface {
+        Surface::Tool => 0,
+        Surface::Prompt => 1,
+        Surface::Resource => 2,
+        Surface::Name => 3,
+        // Fields are never collected on the output surface; recorded output goes through
+        // `lint_output_text`.
+        Surface::Output => return &[],
+    };
+    &READERS[slot]
+}
+
 /// A subject a reader can act on even when the server sent no identifier.
 fn subject_of(value: Option<&Value>, kind: &str) -> String {
     match value {
@@ -438,10 +466,11 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
     let mut findings = Vec::new();
     for field in &fields.list {
         let text = Text::new(field.text);
-        for (rule, find) in rules::DOCS.iter().zip(rules::FINDERS.iter()) {
-            if !rule.reads(field.surface) {
+        for &index in rules_reading(field.surface) {
+            let (Some(rule), Some(find)) = (rules::DOCS.get(index), rules::FINDERS.get(index))
+            else {
                 continue;
-            }
+            };
             let Some(excerpt) = find(&text) else {
                 continue;
             };
