@@ -7,7 +7,12 @@
 //! * `scan_text`: every tool-surface rule over each text, the engine's inner loop;
 //! * `lint_tool`: the full per-tool path (field collection, labels, findings).
 //!
-//! Run with `cargo run --release --example bench_lint [megabytes]`.
+//! Each is reported as one whole cold pass (wall time, and process CPU time where
+//! `/proc/self/stat` exists) and as the best of ten timings of each ~100 kB slice, which is
+//! the figure to quote from a shared machine: it removes time other processes held the core.
+//!
+//! Run with `cargo run --release --example bench_lint [megabytes]`; `BENCH_ROUNDS=n` repeats
+//! the whole `scan_text` pass (for profiling).
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -257,13 +257,25 @@ impl<'v> Fields<'v> {
 
 /// A tool: `description`, `title`, then the input schema and the annotations, both walked.
 pub(crate) fn tool_fields(tool: &Map<String, Value>) -> Fields<'_> {
+    // One pass over the entries instead of four hashed lookups: this runs once per tool of
+    // every listing.
+    let (mut description, mut title, mut schema, mut annotations) = (None, None, None, None);
+    for (key, value) in tool {
+        match key.as_str() {
+            "description" => description = Some(value),
+            "title" => title = Some(value),
+            "inputSchema" => schema = Some(value),
+            "annotations" => annotations = Some(value),
+            _ => {}
+        }
+    }
     let mut fields = Fields::new();
-    fields.push_key("description", tool.get("description"), Surface::Tool);
-    fields.push_key("title", tool.get("title"), Surface::Tool);
-    if let Some(schema) = tool.get("inputSchema") {
+    fields.push_key("description", description, Surface::Tool);
+    fields.push_key("title", title, Surface::Tool);
+    if let Some(schema) = schema {
         fields.walk_schema(schema, None, Step::Root("inputSchema"), 0);
     }
-    if let Some(annotations) = tool.get("annotations") {
+    if let Some(annotations) = annotations {
         fields.walk_schema(annotations, None, Step::Root("annotations"), 0);
     }
     fields
