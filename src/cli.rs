@@ -1,1 +1,209 @@
-//! Command-line types.
+//! Command-line types, and nothing else: clap parses, `commands` validates and runs.
+//!
+//! Enumerated flags (`--mode`, `--on-miss`, `--era`, `--format`, …) are taken as plain strings on
+//! purpose: the reference answers an unknown value with a command-specific sentence and exit code
+//! (record/replay exit 1, check exit 2), which clap's generic "invalid value" error cannot give.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Record, replay, check and lint Model Context Protocol sessions.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-cassette", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Record a live MCP session through a proxy into a JSONL cassette.
+    Record(RecordArgs),
+    /// Serve a cassette back as an MCP server (stdio, or Streamable HTTP with --listen).
+    Replay(ReplayArgs),
+    /// Connect to a live server, check what it publishes and lint every model-facing text.
+    Check(CheckArgs),
+    /// Write or check the tool contract snapshot (mcp-contract.snapshot.json).
+    Snapshot(SnapshotArgs),
+    /// Re-fire a cassette's recorded requests at a live server and diff the answers.
+    Verify(VerifyArgs),
+    /// Lint a cassette: header contradictions and prompt injection in recorded answers.
+    Lint(LintArgs),
+    /// Redact secrets from a cassette, audit one, or check a redaction config.
+    Redact(RedactArgs),
+    /// List the lint rules, or print one rule's documentation.
+    Rules(RulesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Cassette path to write.
+    #[arg(short = 'o', long = "out", value_name = "file")]
+    pub out: PathBuf,
+    /// Write secrets verbatim (the header records `"redaction":{"applied":false}`).
+    #[arg(long = "no-redact")]
+    pub no_redact: bool,
+    /// Extra redaction rules (patterns, keys, allow) from a JSON file.
+    #[arg(long = "redact-config", value_name = "file")]
+    pub redact_config: Option<PathBuf>,
+    /// once (refuse to overwrite), all (re-record), append (add this session; stdio only).
+    #[arg(long = "mode", value_name = "mode", default_value = "once")]
+    pub mode: String,
+    /// Record a Streamable HTTP server through a local reverse proxy.
+    #[arg(long = "http", value_name = "url")]
+    pub http: Option<String>,
+    /// Bind address of the HTTP recording proxy.
+    #[arg(long = "listen", value_name = "host:port")]
+    pub listen: Option<String>,
+    /// The stdio server command, after `--`.
+    #[arg(last = true, value_name = "command")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The cassette to serve.
+    pub cassette: PathBuf,
+    /// Serve an HTTP cassette over Streamable HTTP at host:port.
+    #[arg(long = "listen", value_name = "host:port")]
+    pub listen: Option<String>,
+    /// none (back to back) or recorded (spaced as recorded); HTTP streams only.
+    #[arg(long = "timing", value_name = "mode", default_value = "none")]
+    pub timing: String,
+    /// error (default), warn (borrow a same-method recording) or passthrough (ask the real server).
+    #[arg(long = "on-miss", value_name = "mode", default_value = "error")]
+    pub on_miss: String,
+    /// The redaction config the cassette was recorded with.
+    #[arg(long = "redact-config", value_name = "file")]
+    pub redact_config: Option<PathBuf>,
+    /// A JSON Pointer into request params to ignore when matching, optionally `method:`-scoped.
+    #[arg(long = "volatile", value_name = "decl")]
+    pub volatile: Vec<String>,
+    /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough.
+    #[arg(last = true, value_name = "command")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Server command to spawn over stdio (quoted; split on whitespace honouring quotes).
+    #[arg(long = "stdio", value_name = "command")]
+    pub stdio: Option<String>,
+    /// Streamable HTTP endpoint of the server (experimental).
+    #[arg(long = "url", value_name = "url")]
+    pub url: Option<String>,
+    /// Lifecycle era: legacy, modern or auto.
+    #[arg(long = "era", value_name = "era", default_value = "auto")]
+    pub era: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// text, json or sarif.
+    #[arg(long = "format", value_name = "format", default_value = "text")]
+    pub format: String,
+    /// Same as --format json (takes precedence).
+    #[arg(long = "json")]
+    pub json: bool,
+    /// Lowest finding level that fails: error or warn.
+    #[arg(long = "fail-on", value_name = "level", default_value = "error")]
+    pub fail_on: String,
+    /// Gate for CAS-L findings only: error, warn or never (default: --fail-on).
+    #[arg(long = "lint-fail-on", value_name = "level")]
+    pub lint_fail_on: Option<String>,
+    /// File that SARIF results are anchored to.
+    #[arg(long = "sarif-location", value_name = "file")]
+    pub sarif_location: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Snapshot path.
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "file",
+        default_value = "mcp-contract.snapshot.json"
+    )]
+    pub file: PathBuf,
+    /// Compare the live server with the stored snapshot instead of writing it.
+    #[arg(long = "check")]
+    pub check: bool,
+    /// Overwrite an existing snapshot.
+    #[arg(long = "update")]
+    pub update: bool,
+    /// breaking or dangerous.
+    #[arg(long = "fail-on", value_name = "tier", default_value = "breaking")]
+    pub fail_on: String,
+    /// Machine-readable diff (with --check).
+    #[arg(long = "json")]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The cassette whose requests are re-fired.
+    pub cassette: PathBuf,
+    /// JSON Pointer to ignore when comparing answers (repeatable).
+    #[arg(long = "ignore", value_name = "ptr")]
+    pub ignore: Vec<String>,
+    /// JSON Pointer prefix whose changes are allowed (repeatable).
+    #[arg(long = "allow-changed-paths", value_name = "ptr")]
+    pub allow_changed_paths: Vec<String>,
+    /// Report changes without failing on them.
+    #[arg(long = "allow-all-changes")]
+    pub allow_all_changes: bool,
+    /// Streamable HTTP endpoint of the live server.
+    #[arg(long = "url", value_name = "url")]
+    pub url: Option<String>,
+    /// Lifecycle era: legacy, modern or auto.
+    #[arg(long = "era", value_name = "era", default_value = "auto")]
+    pub era: String,
+    /// The live server command, after `--`.
+    #[arg(last = true, value_name = "command")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// The cassette to lint.
+    pub cassette: PathBuf,
+    /// Machine-readable findings.
+    #[arg(long = "json")]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RedactArgs {
+    /// The cassette to redact or scan.
+    pub cassette: Option<PathBuf>,
+    /// Write the redacted cassette here.
+    #[arg(short = 'o', long = "out", value_name = "file")]
+    pub out: Option<PathBuf>,
+    /// Report every secret found and write nothing (exit 1 when any is found).
+    #[arg(long = "scan")]
+    pub scan: bool,
+    /// Extra redaction rules (patterns, keys, allow) from a JSON file.
+    #[arg(long = "redact-config", value_name = "file")]
+    pub redact_config: Option<PathBuf>,
+    /// Prove every pattern of --redact-config runs in linear time, and write nothing.
+    #[arg(long = "check-config")]
+    pub check_config: bool,
+    /// Allow -o to name the input cassette itself (it is replaced atomically).
+    #[arg(long = "in-place")]
+    pub in_place: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// A rule id (e.g. CAS-L001) to explain; without one, the catalogue is listed.
+    pub id: Option<String>,
+    /// Machine-readable catalogue.
+    #[arg(long = "json")]
+    pub json: bool,
+}

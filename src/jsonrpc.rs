@@ -1,1 +1,460 @@
-//! JSON-RPC frames.
+//! JSON-RPC 2.0 frames as they travel: the exact text received plus a parsed view of the envelope.
+//!
+//! A line is a [`Frame`] only when it is a JSON object carrying `"jsonrpc":"2.0"`; anything else
+//! (a log line on stdout, a batch array, JSON without the version tag, invalid UTF-8 or non-JSON
+//! text) is a [`Line::Raw`] value, never an error, because a proxy must carry it on untouched and
+//! a cassette must be able to hold it.
+//!
+//! The view is deliberately shallow: `params`, `result` and `error` stay raw JSON text so that a
+//! frame is forwarded and replayed byte for byte; callers parse a copy only when they must look
+//! inside.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A JSON-RPC id. `1` and `"1"` are different ids, so the type is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// A numeric id, kept as its JSON text (`1` and `1.0` are different texts but see [`Id::key`]).
+    Number(String),
+    /// A string id.
+    Str(String),
+    /// `null` (only legal on error responses to unparseable requests).
+    Null,
+}
+
+impl Id {
+    /// Parses an id from its JSON text; `None` when it is not a number, string or null.
+    pub fn from_raw(raw: &RawValue) -> Option<Id> {
+        Id::from_json(raw.get())
+    }
+
+    /// Parses an id from JSON text; `None` when it is not a number, string or null.
+    pub fn from_json(text: &str) -> Option<Id> {
+        let text = text.trim();
+        match text.as_bytes().first()? {
+            b'"' => serde_json::from_str::<String>(text).ok().map(Id::Str),
+            b'n' if text == "null" => Some(Id::Null),
+            b'-' | b'0'..=b'9' => Some(Id::Number(text.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// Builds an id from a parsed JSON value.
+    pub fn from_value(value: &serde_json::Value) -> Option<Id> {
+        match value {
+            serde_json::Value::Number(n) => Some(Id::Number(n.to_string())),
+            serde_json::Value::String(s) => Some(Id::Str(s.clone())),
+            serde_json::Value::Null => Some(Id::Null),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            Id::Number(text) => serde_json::from_str(text).unwrap_or(serde_json::Value::Null),
+            Id::Str(s) => serde_json::Value::String(s.clone()),
+            Id::Null => serde_json::Value::Null,
+        }
+    }
+
+    /// The id as JSON text, ready to splice into a frame.
+    pub fn to_json(&self) -> String {
+        match self {
+            Id::Number(text) => text.clone(),
+            Id::Str(s) => serde_json::Value::String(s.clone()).to_string(),
+            Id::Null => "null".to_owned(),
+        }
+    }
+
+    /// The reference's `String(id)`: the key the replay index pairs requests and responses by.
+    pub fn key(&self) -> String {
+        match self {
+            Id::Number(text) => crate::protocol::js_number_text(text),
+            Id::Str(s) => s.clone(),
+            Id::Null => "null".to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_json())
+    }
+}
+
+/// What a frame is, decided from which envelope members it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// `method` and `id`.
+    Request,
+    /// `method` without `id`.
+    Notification,
+    /// `result` without `method`.
+    Response,
+    /// `error` without `method`.
+    ErrorResponse,
+    /// Tagged `"jsonrpc":"2.0"` but none of the shapes above; still carried as a frame.
+    Unclassified,
+}
+
+/// One JSON-RPC message: the exact text and the parsed envelope.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    text: Box<str>,
+    kind: FrameKind,
+    method: Option<String>,
+    id: Option<Id>,
+}
+
+/// A line of a JSON-RPC stream: a frame, or anything else kept verbatim.
+#[derive(Debug, Clone)]
+pub enum Line {
+    Frame(Frame),
+    Raw(String),
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is present is `Some`, even when it is `null` (`"id":null` is an id).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+impl Frame {
+    /// Parses a frame from text; `None` when the text is not a JSON-RPC 2.0 object.
+    /// A leading byte-order mark and surrounding whitespace are tolerated.
+    pub fn parse(text: &str) -> Option<Frame> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim();
+        if !text.starts_with('{') {
+            return None;
+        }
+        let env: Envelope<'_> = serde_json::from_str(text).ok()?;
+        if env.jsonrpc.as_deref() != Some("2.0") {
+            return None;
+        }
+        let id = match env.id {
+            Some(raw) => Some(Id::from_raw(raw)?),
+            None => None,
+        };
+        let kind = match (&env.method, &id, env.result, env.error) {
+            (Some(_), Some(_), _, _) => FrameKind::Request,
+            (Some(_), None, _, _) => FrameKind::Notification,
+            (None, _, Some(_), None) => FrameKind::Response,
+            (None, _, _, Some(_)) => FrameKind::ErrorResponse,
+            _ => FrameKind::Unclassified,
+        };
+        Some(Frame {
+            text: text.into(),
+            kind,
+            method: env.method.map(Cow::into_owned),
+            id,
+        })
+    }
+
+    /// Parses a frame from text that is already known to be valid JSON (a member of a cassette
+    /// line the reader validated). Only the top level is looked at, without re-validating
+    /// nested values, which makes reading a cassette one validating pass instead of two.
+    /// Falls back to [`Frame::parse`] for anything unusual (escaped keys, odd spellings).
+    pub fn from_valid_json(text: &str) -> Option<Frame> {
+        let Some(members) = shallow::members(text) else {
+            return Frame::parse(text);
+        };
+        let mut jsonrpc_ok = false;
+        let (mut id, mut method, mut result, mut error) = (None, None, false, false);
+        for (key, value) in members {
+            match key {
+                "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
+                "id" => id = Some(value),
+                "method" => method = Some(value),
+                "result" => result = true,
+                "error" => error = true,
+                k if k.contains('\\') => return Frame::parse(text),
+                _ => {}
+            }
+        }
+        if !jsonrpc_ok {
+            return Frame::parse(text);
+        }
+        let id = match id {
+            Some(raw) => Some(Id::from_json(raw)?),
+            None => None,
+        };
+        let method = match method {
+            Some(raw) if raw.len() >= 2 && !raw.contains('\\') && raw.starts_with('"') => {
+                Some(raw[1..raw.len() - 1].to_owned())
+            }
+            Some(raw) => Some(serde_json::from_str::<String>(raw).ok()?),
+            None => None,
+        };
+        let kind = match (&method, &id, result, error) {
+            (Some(_), Some(_), _, _) => FrameKind::Request,
+            (Some(_), None, _, _) => FrameKind::Notification,
+            (None, _, true, false) => FrameKind::Response,
+            (None, _, _, true) => FrameKind::ErrorResponse,
+            _ => FrameKind::Unclassified,
+        };
+        Some(Frame {
+            text: text.trim().into(),
+            kind,
+            method,
+            id,
+        })
+    }
+
+    /// Builds a frame from a JSON value (serialised compactly).
+    pub fn from_value(value: &serde_json::Value) -> Option<Frame> {
+        Frame::parse(&value.to_string())
+    }
+
+    /// The exact text of the frame (as received, minus a BOM and surrounding whitespace).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn kind(&self) -> FrameKind {
+        self.kind
+    }
+
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    pub fn id(&self) -> Option<&Id> {
+        self.id.as_ref()
+    }
+
+    /// True for requests and notifications.
+    pub fn is_message(&self) -> bool {
+        matches!(self.kind, FrameKind::Request | FrameKind::Notification)
+    }
+
+    /// True for results and error responses.
+    pub fn is_response(&self) -> bool {
+        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+    }
+
+    /// Parses the whole frame into a JSON value (a copy: the text stays as it was).
+    pub fn value(&self) -> serde_json::Value {
+        // The text parsed as JSON once already, so this only fails on a depth the view never
+        // walked; an empty object is a safe stand-in for a frame no caller can inspect.
+        serde_json::from_str(&self.text).unwrap_or_else(|_| serde_json::json!({}))
+    }
+
+    /// The frame with its id replaced, every other byte kept where possible.
+    pub fn with_id(&self, id: &Id) -> Frame {
+        let mut value = self.value();
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert("id".to_owned(), id.to_value());
+        }
+        let text = value.to_string();
+        Frame {
+            text: text.into(),
+            kind: self.kind,
+            method: self.method.clone(),
+            id: Some(id.clone()),
+        }
+    }
+}
+
+/// A top-level walk over JSON text that is already known to be valid: member spans only.
+mod shallow {
+    /// `(key, raw value)` for each top-level member of an object, or `None` when the text is
+    /// not shaped as expected (the caller then takes the validating path).
+    pub fn members(text: &str) -> Option<Vec<(&str, &str)>> {
+        let b = text.as_bytes();
+        let mut i = ws(b, 0);
+        if *b.get(i)? != b'{' {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let mut out = Vec::with_capacity(5);
+        if *b.get(i)? == b'}' {
+            return Some(out);
+        }
+        loop {
+            if *b.get(i)? != b'"' {
+                return None;
+            }
+            let end = string_end(b, i)?;
+            let key = text.get(i + 1..end - 1)?;
+            i = ws(b, end);
+            if *b.get(i)? != b':' {
+                return None;
+            }
+            let start = ws(b, i + 1);
+            let stop = value_end(b, start)?;
+            out.push((key, text.get(start..stop)?));
+            i = ws(b, stop);
+            match *b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b'}' => return Some(out),
+                _ => return None,
+            }
+        }
+    }
+
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// Index just past the string starting at `i` (which holds the opening quote).
+    fn string_end(b: &[u8], i: usize) -> Option<usize> {
+        let mut j = i + 1;
+        loop {
+            let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+            if b[k] == b'\\' {
+                j = k + 2;
+            } else {
+                return Some(k + 1);
+            }
+        }
+    }
+
+    /// Index just past the value starting at `i`.
+    fn value_end(b: &[u8], i: usize) -> Option<usize> {
+        match *b.get(i)? {
+            b'"' => string_end(b, i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut j = i;
+                loop {
+                    match *b.get(j)? {
+                        b'"' => {
+                            j = string_end(b, j)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(j + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            _ => {
+                let mut j = i;
+                while !matches!(
+                    b.get(j),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    j += 1;
+                }
+                Some(j)
+            }
+        }
+    }
+}
+
+/// Classifies one line of a stream (without its line terminator).
+pub fn classify(line: &str) -> Line {
+    match Frame::parse(line) {
+        Some(frame) => Line::Frame(frame),
+        None => Line::Raw(line.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_keep_their_type() {
+        let a = Frame::parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+        let b = Frame::parse(r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#).unwrap();
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.id().unwrap().key(), b.id().unwrap().key());
+        assert_eq!(a.kind(), FrameKind::Request);
+    }
+
+    #[test]
+    fn kinds() {
+        let n = Frame::parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(n.unwrap().kind(), FrameKind::Notification);
+        let r = Frame::parse(r#"{"jsonrpc":"2.0","id":2,"result":{}}"#).unwrap();
+        assert_eq!(r.kind(), FrameKind::Response);
+        let e = Frame::parse(r#"{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}"#);
+        assert_eq!(e.unwrap().kind(), FrameKind::ErrorResponse);
+    }
+
+    #[test]
+    fn non_frames_are_raw() {
+        for line in [
+            "starting up",
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+            "{\"id\":1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}",
+            "{\"jsonrpc\":\"2.0\",",
+            "",
+        ] {
+            assert!(matches!(classify(line), Line::Raw(_)), "{line}");
+        }
+    }
+
+    #[test]
+    fn bom_and_crlf_tolerated_and_text_kept() {
+        let f = Frame::parse("\u{feff}{\"jsonrpc\":\"2.0\", \"id\":1, \"result\":{\"a\":1.0}}\r")
+            .unwrap();
+        assert_eq!(
+            f.text(),
+            "{\"jsonrpc\":\"2.0\", \"id\":1, \"result\":{\"a\":1.0}}"
+        );
+    }
+
+    #[test]
+    fn shallow_path_agrees_with_validating_path() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":[1,{"b":"}\"]"}]}}"#,
+            r#"{ "jsonrpc" : "2.0" , "id" : "x" , "result" : { } }"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/\u0078","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonr\u0070c":"2.0","id":1,"method":"m"}"#,
+        ] {
+            let a = Frame::parse(text);
+            let b = Frame::from_valid_json(text);
+            assert_eq!(
+                a.as_ref()
+                    .map(|f| (f.kind(), f.id().cloned(), f.method().map(str::to_owned))),
+                b.as_ref()
+                    .map(|f| (f.kind(), f.id().cloned(), f.method().map(str::to_owned))),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn rekey() {
+        let f = Frame::parse(r#"{"jsonrpc":"2.0","id":7,"result":{"b":1,"a":2}}"#).unwrap();
+        let g = f.with_id(&Id::Str("x".into()));
+        assert_eq!(
+            g.text(),
+            r#"{"jsonrpc":"2.0","id":"x","result":{"b":1,"a":2}}"#
+        );
+    }
+}

@@ -1,1 +1,39 @@
-//! commands (placeholder: filled by its issue).
+//! One file per verb. Commands are the async shell: they read files, spawn processes, print, and
+//! decide exit codes; everything they call below them returns values and errors.
+//!
+//! Exit codes follow the reference, command by command (spec §1): findings are outcomes
+//! (0 ok, 1 gate failed), failures to inspect or bad usage are 2 for check/snapshot/redact and 1
+//! for record/replay/lint.
+
+use std::process::ExitCode;
+
+use crate::cli::Command;
+
+pub mod check;
+pub mod lint;
+pub mod record;
+pub mod redact;
+pub mod replay;
+pub mod rules;
+pub mod snapshot;
+pub mod verify;
+
+/// Runs one parsed command to completion and returns the process exit status.
+pub fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Redact(args) => redact::run(args),
+        Command::Rules(args) => rules::run(args),
+    }
+}
+
+/// Prints a one-line refusal for a command that this build does not provide yet.
+fn not_built(what: &str) -> ExitCode {
+    eprintln!("mcp-cassette: {what} is not available in this build yet");
+    ExitCode::from(2)
+}

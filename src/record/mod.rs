@@ -1,1 +1,34 @@
-//! record (placeholder: filled by its issue).
+//! Recording: a proxy between an MCP client and a real server that forwards bytes untouched and
+//! writes a redacted transcript beside them.
+
+pub mod append;
+pub mod capture;
+pub mod sink;
+pub mod stdio;
+
+/// How `-o` is treated when something is already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Refuse to overwrite a real cassette (a header-less leftover is overwritten).
+    Once,
+    /// Truncate and re-record.
+    All,
+    /// Add this session to the cassette (stdio only).
+    Append,
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "once" => Some(Mode::Once),
+            "all" => Some(Mode::All),
+            "append" => Some(Mode::Append),
+            _ => None,
+        }
+    }
+}
+
+/// The `recorder` member of headers this build writes.
+pub fn recorder_id() -> String {
+    format!("mcp-cassette@{}", env!("CARGO_PKG_VERSION"))
+}

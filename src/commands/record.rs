@@ -1,0 +1,118 @@
+//! `record`: validate flags, build the header, run the proxy, map the outcome to an exit code.
+
+use std::process::ExitCode;
+
+use crate::cassette::{Existing, Header, Transport, format_iso, looks_like_cassette};
+use crate::cli::RecordArgs;
+use crate::record::stdio::{self, Recording, Target};
+use crate::record::{Mode, append, recorder_id};
+use crate::redact::{RedactConfig, Redactor};
+
+pub fn run(args: RecordArgs) -> ExitCode {
+    match record(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn record(args: RecordArgs) -> Result<u8, String> {
+    let Some(mode) = Mode::parse(&args.mode) else {
+        return Err(format!(
+            "record: unknown --mode \"{}\" (expected once, all or append)",
+            args.mode
+        ));
+    };
+    if args.no_redact && args.redact_config.is_some() {
+        return Err("record: --no-redact removes every rule, so --redact-config would do nothing. Drop one of the two".to_owned());
+    }
+    match (&args.http, args.command.is_empty()) {
+        (Some(_), false) => return Err("record: use either --http or a server command, not both".to_owned()),
+        (None, true) => return Err("record: missing target. Pass a server command after -- , or --http <url>".to_owned()),
+        (Some(_), true) if mode == Mode::Append => {
+            return Err(format!(
+                "record --mode append is for stdio recordings: one HTTP proxy serves every connection of a run, so record {} with --mode once or all",
+                args.out.display()
+            ));
+        }
+        (Some(_), true) => return Err("record: --http recording is not available in this build yet; record the server over stdio (-- <command>)".to_owned()),
+        (None, false) => {}
+    }
+
+    let redactor = if args.no_redact {
+        None
+    } else {
+        Some(match &args.redact_config {
+            Some(path) => {
+                let config = RedactConfig::load(path).map_err(|e| e.to_string())?;
+                Redactor::with_config(&config)
+            }
+            None => Redactor::builtin(),
+        })
+    };
+
+    let started = time::OffsetDateTime::now_utc();
+    let mut header = Header::new(&recorder_id(), &format_iso(started), Transport::Stdio);
+    let command = match &redactor {
+        Some(r) => args.command.iter().map(|a| r.redact_text(a).0).collect(),
+        None => args.command.clone(),
+    };
+    header.set_command(command);
+    match &redactor {
+        Some(r) => header.set_redaction(true, r.config_hash()),
+        None => header.set_redaction(false, None),
+    }
+
+    let out = args.out.clone();
+    let target = match mode {
+        Mode::Once => match looks_like_cassette(&out) {
+            Ok(Existing::Cassette) => {
+                return Err(format!(
+                    "record: {} already exists. Replay it, or pass --mode all to re-record over it",
+                    out.display()
+                ));
+            }
+            Ok(Existing::Leftover) => {
+                eprintln!(
+                    "mcp-cassette: {} exists but holds no cassette header (a recording that never flushed); re-recording over it",
+                    out.display()
+                );
+                Target::Stream {
+                    path: out.clone(),
+                    create_new: false,
+                }
+            }
+            Ok(Existing::Absent) => Target::Stream {
+                path: out.clone(),
+                create_new: true,
+            },
+            Err(e) => return Err(format!("record: cannot read {}: {e}", out.display())),
+        },
+        Mode::All => Target::Stream {
+            path: out.clone(),
+            create_new: false,
+        },
+        Mode::Append => {
+            let target = append::inspect(&out, &header).map_err(|e| e.to_string())?;
+            if target.leftover() {
+                eprintln!(
+                    "mcp-cassette: {} exists but holds no cassette header (a recording that never flushed); recording into it as a new one",
+                    out.display()
+                );
+            }
+            Target::Append(target)
+        }
+    };
+
+    let outcome = stdio::run(Recording {
+        argv: args.command,
+        header,
+        redactor,
+        target,
+        started,
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(outcome.exit_code)
+}

@@ -1,0 +1,87 @@
+//! Where captured entries go in `--mode once` / `--mode all`: streamed to the file as they
+//! happen, behind a header that waits for the era decision.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+
+use crate::cassette::{Entry, Header, Writer};
+use crate::protocol::Era;
+
+/// Entries held back while the era is undecided, at most. A session whose first successful
+/// answer is this far away gets its header without an era rather than an unbounded buffer.
+const MAX_DEFERRED_ENTRIES: usize = 1024;
+const MAX_DEFERRED_BYTES: usize = 8 * 1024 * 1024;
+
+#[derive(Debug)]
+pub struct StreamSink {
+    writer: Writer<BufWriter<File>>,
+    header: Header,
+    header_written: bool,
+    deferred: Vec<String>,
+    deferred_bytes: usize,
+}
+
+impl StreamSink {
+    pub fn new(file: File, header: Header) -> StreamSink {
+        StreamSink {
+            writer: Writer::new(BufWriter::with_capacity(64 * 1024, file)),
+            header,
+            header_written: false,
+            deferred: Vec::new(),
+            deferred_bytes: 0,
+        }
+    }
+
+    /// Adds one entry; `era` is the capture's decision so far.
+    pub fn push(&mut self, entry: &Entry, era: Option<Era>) -> io::Result<()> {
+        let line = entry.to_line();
+        if self.header_written {
+            return self.writer.write_line(&line);
+        }
+        self.deferred_bytes += line.len();
+        self.deferred.push(line);
+        if era.is_some()
+            || self.deferred.len() >= MAX_DEFERRED_ENTRIES
+            || self.deferred_bytes >= MAX_DEFERRED_BYTES
+        {
+            self.write_header(era)?;
+        }
+        Ok(())
+    }
+
+    /// Hands what is buffered to the operating system (not a sync: a crash of the recorder
+    /// keeps it, a crash of the machine may not).
+    pub fn flush(&mut self) -> io::Result<()> {
+        if self.header_written {
+            self.writer.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes whatever is still held back and flushes.
+    pub fn finish(mut self, era: Option<Era>) -> io::Result<()> {
+        if !self.header_written {
+            self.write_header(era)?;
+        }
+        self.writer.flush()?;
+        let file = self
+            .writer
+            .into_inner()
+            .into_inner()
+            .map_err(|e| e.into_error())?;
+        file.sync_data()
+    }
+
+    fn write_header(&mut self, era: Option<Era>) -> io::Result<()> {
+        if let Some(era) = era {
+            self.header.set_era(era);
+        }
+        self.writer.write_header(&self.header)?;
+        for line in self.deferred.drain(..) {
+            self.writer.write_line(&line)?;
+        }
+        self.deferred_bytes = 0;
+        self.header_written = true;
+        self.writer.flush()
+    }
+}

@@ -1,0 +1,341 @@
+//! The stdio recording proxy.
+//!
+//! Three threads move bytes: client stdin → server stdin, server stdout → client stdout, and a
+//! capture thread that turns copies of those bytes into cassette entries. Forwarding never waits
+//! for capture (parsing, redaction and disk writes happen on the capture thread), which is what
+//! keeps the proxy's cost close to that of the pipes themselves. The main thread waits for the
+//! server to exit and forwards SIGINT/SIGTERM to it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::cassette::{Dir, Entry, Header};
+use crate::protocol::Era;
+use crate::record::append::{self, AppendRefusal, AppendTarget};
+use crate::record::capture::{Capture, LineSplitter, MAX_CAPTURE_LINE};
+use crate::record::sink::StreamSink;
+use crate::redact::Redactor;
+use crate::transport::child::{self, Signal};
+
+/// Where the session goes.
+#[derive(Debug)]
+pub enum Target {
+    /// A file opened for streaming (once/all): created or truncated by the caller's rules.
+    Stream { path: PathBuf, create_new: bool },
+    /// Held in memory and appended at the end.
+    Append(AppendTarget),
+}
+
+/// A recording to run.
+#[derive(Debug)]
+pub struct Recording {
+    pub argv: Vec<String>,
+    pub header: Header,
+    pub redactor: Option<Redactor>,
+    pub target: Target,
+    pub started: time::OffsetDateTime,
+}
+
+/// What went wrong, for the command to print.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("record: failed to start server command: {0}")]
+    Spawn(#[source] io::Error),
+    #[error("record: failed to write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Append(#[from] AppendRefusal),
+    #[error("record: {0}")]
+    Runtime(#[source] io::Error),
+}
+
+/// How the session ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub exit_code: u8,
+    pub entries: usize,
+    pub secrets: usize,
+    pub era: Option<Era>,
+}
+
+enum Msg {
+    Data(Dir, u64, Vec<u8>),
+    Eof(Dir),
+    Finish,
+}
+
+enum Sink {
+    Stream(Box<StreamSink>),
+    Memory(Vec<Entry>),
+}
+
+/// Runs the proxy until the server exits; returns its exit code.
+pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
+    let mut server = child::spawn_piped(&rec.argv).map_err(RecordError::Spawn)?;
+    let pid = server.id();
+    let (Some(server_in), Some(server_out)) = (server.stdin.take(), server.stdout.take()) else {
+        child::send_signal(pid, Signal::Kill);
+        return Err(RecordError::Spawn(io::Error::other(
+            "the server's stdio was not piped",
+        )));
+    };
+
+    let sink = match &rec.target {
+        Target::Stream { path, create_new } => {
+            let opened = if *create_new {
+                OpenOptions::new().write(true).create_new(true).open(path)
+            } else {
+                File::create(path)
+            };
+            match opened {
+                Ok(file) => Sink::Stream(Box::new(StreamSink::new(file, rec.header.clone()))),
+                Err(source) => {
+                    child::send_signal(pid, Signal::Kill);
+                    let _ = server.wait();
+                    return Err(RecordError::Write {
+                        path: path.display().to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+        Target::Append(_) => Sink::Memory(Vec::new()),
+    };
+
+    let clock = Instant::now();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let capture = Capture::new(rec.redactor.clone());
+    let capture_thread = thread::spawn(move || capture_loop(rx, capture, sink));
+
+    // Client → server. Not joined: a client that never closes stdin must not keep us alive
+    // after the server is gone.
+    {
+        let tx = tx.clone();
+        thread::spawn(move || pump(io::stdin().lock(), server_in, Dir::C2s, clock, &tx));
+    }
+    // Server → client.
+    let (out_done_tx, out_done_rx) = mpsc::channel::<()>();
+    {
+        let tx = tx.clone();
+        thread::spawn(move || {
+            pump(server_out, io::stdout().lock(), Dir::S2c, clock, &tx);
+            let _ = out_done_tx.send(());
+        });
+    }
+
+    let (status, forwarded) = wait_forwarding_signals(server)?;
+    // The server is gone; give its stdout pipe a moment to drain (a grandchild may still hold
+    // it open, and then we stop waiting).
+    let _ = out_done_rx.recv_timeout(Duration::from_secs(2));
+    let _ = tx.send(Msg::Finish);
+    let captured = capture_thread
+        .join()
+        .map_err(|_| RecordError::Runtime(io::Error::other("the capture thread failed")))?;
+    let captured = captured.map_err(|source| RecordError::Write {
+        path: target_path(&rec.target),
+        source,
+    })?;
+
+    let exit_code = child::exit_code(status, &forwarded);
+    let entries = match (rec.target, captured.entries) {
+        (Target::Append(target), Some(entries)) => append::commit(
+            target,
+            append::Session {
+                header: rec.header,
+                entries,
+                saw_initialize: captured.saw_initialize,
+                era: captured.era,
+                started: rec.started,
+            },
+        )?,
+        _ => captured.count,
+    };
+    Ok(Outcome {
+        exit_code,
+        entries,
+        secrets: captured.secrets,
+        era: captured.era,
+    })
+}
+
+fn target_path(target: &Target) -> String {
+    match target {
+        Target::Stream { path, .. } => path.display().to_string(),
+        Target::Append(_) => "the cassette".to_owned(),
+    }
+}
+
+fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &mpsc::Sender<Msg>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut forwarding = true;
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let t = clock.elapsed().as_millis() as u64;
+        if forwarding && (to.write_all(&buf[..n]).is_err() || to.flush().is_err()) {
+            // The other side is gone; keep reading so the transcript stays whole and the
+            // writer on this side never blocks on a full pipe.
+            forwarding = false;
+        }
+        if tx.send(Msg::Data(dir, t, buf[..n].to_vec())).is_err() {
+            break;
+        }
+    }
+    drop(to);
+    let _ = tx.send(Msg::Eof(dir));
+}
+
+struct Captured {
+    count: usize,
+    entries: Option<Vec<Entry>>,
+    secrets: usize,
+    era: Option<Era>,
+    saw_initialize: bool,
+}
+
+fn capture_loop(
+    rx: mpsc::Receiver<Msg>,
+    mut capture: Capture,
+    mut sink: Sink,
+) -> io::Result<Captured> {
+    let mut c2s = LineSplitter::new(MAX_CAPTURE_LINE);
+    let mut s2c = LineSplitter::new(MAX_CAPTURE_LINE);
+    let mut count = 0usize;
+    let mut last_t = [0u64; 2];
+    let slot = |dir: Dir| usize::from(dir == Dir::S2c);
+    let mut failure: Option<io::Error> = None;
+    let mut msg = rx.recv().ok();
+    while let Some(current) = msg.take() {
+        let mut entries = Vec::new();
+        let finish = match current {
+            Msg::Data(dir, t, bytes) => {
+                last_t[slot(dir)] = t;
+                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                splitter.push(&bytes, |piece| entries.extend(capture.piece(t, dir, piece)));
+                false
+            }
+            Msg::Eof(dir) => {
+                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                let t = last_t[slot(dir)];
+                splitter.finish(|piece| entries.extend(capture.piece(t, dir, piece)));
+                false
+            }
+            Msg::Finish => true,
+        };
+        for warning in capture.take_warnings() {
+            eprintln!("{warning}");
+        }
+        for entry in entries {
+            count += 1;
+            match &mut sink {
+                Sink::Stream(s) if failure.is_none() => {
+                    if let Err(e) = s.push(&entry, capture.era()) {
+                        failure = Some(e);
+                    }
+                }
+                Sink::Stream(_) => {}
+                Sink::Memory(v) => v.push(entry),
+            }
+        }
+        if finish {
+            break;
+        }
+        msg = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(mpsc::TryRecvError::Empty) => {
+                // Nothing else queued: hand what we have to the OS before sleeping.
+                if let (Sink::Stream(s), None) = (&mut sink, &failure) {
+                    if let Err(e) = s.flush() {
+                        failure = Some(e);
+                    }
+                }
+                rx.recv().ok()
+            }
+            Err(mpsc::TryRecvError::Disconnected) => None,
+        };
+    }
+    // Lines still open when the pipes closed (a last line without its newline).
+    let mut tail = Vec::new();
+    c2s.finish(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
+    s2c.finish(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
+    let era = capture.era();
+    let entries = match sink {
+        Sink::Stream(mut s) => {
+            for entry in &tail {
+                count += 1;
+                if failure.is_none() {
+                    if let Err(e) = s.push(entry, era) {
+                        failure = Some(e);
+                    }
+                }
+            }
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            s.finish(era)?;
+            None
+        }
+        Sink::Memory(mut v) => {
+            v.extend(tail);
+            Some(v)
+        }
+    };
+    Ok(Captured {
+        count,
+        entries,
+        secrets: capture.secrets(),
+        era,
+        saw_initialize: capture.saw_initialize(),
+    })
+}
+
+/// Waits for the server, forwarding SIGINT and SIGTERM to it meanwhile.
+fn wait_forwarding_signals(
+    mut server: std::process::Child,
+) -> Result<(std::process::ExitStatus, Vec<Signal>), RecordError> {
+    let pid = server.id();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(RecordError::Runtime)?;
+    runtime.block_on(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt()).map_err(RecordError::Runtime)?;
+        let mut terminate = signal(SignalKind::terminate()).map_err(RecordError::Runtime)?;
+        let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
+        thread::spawn(move || {
+            let _ = done_tx.send(server.wait());
+        });
+        let mut forwarded = Vec::new();
+        loop {
+            tokio::select! {
+                status = &mut done_rx => {
+                    let status = status
+                        .map_err(|_| RecordError::Runtime(io::Error::other("lost the server's exit status")))?
+                        .map_err(RecordError::Runtime)?;
+                    return Ok((status, forwarded));
+                }
+                _ = interrupt.recv() => {
+                    child::send_signal(pid, Signal::Interrupt);
+                    forwarded.push(Signal::Interrupt);
+                }
+                _ = terminate.recv() => {
+                    child::send_signal(pid, Signal::Terminate);
+                    forwarded.push(Signal::Terminate);
+                }
+            }
+        }
+    })
+}

@@ -1,0 +1,65 @@
+//! Child server processes: spawning with piped stdio, and signals.
+
+use std::process::{Child, Command, Stdio};
+
+/// Spawns `argv` with stdin and stdout piped and stderr inherited, so the server's own
+/// diagnostics reach the user's terminal unchanged.
+pub fn spawn_piped(argv: &[String]) -> std::io::Result<Child> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+}
+
+/// A signal the recorder forwards to its server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Interrupt,
+    Terminate,
+    Kill,
+}
+
+impl Signal {
+    fn number(self) -> libc::c_int {
+        match self {
+            Signal::Interrupt => libc::SIGINT,
+            Signal::Terminate => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        }
+    }
+}
+
+/// Sends `signal` to process `pid`. Errors (the process is gone) are ignored: there is nothing
+/// left to stop.
+pub fn send_signal(pid: u32, signal: Signal) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    #[expect(
+        unsafe_code,
+        reason = "kill(2) has no safe wrapper in std; pid and signal are plain integers"
+    )]
+    // SAFETY: kill takes two integers and touches no memory of ours.
+    unsafe {
+        libc::kill(pid, signal.number());
+    }
+}
+
+/// The exit code a recorder reports for its server's exit status: the code, or 128 + the
+/// signal number when the server was killed by a signal the recorder did not forward.
+pub fn exit_code(status: std::process::ExitStatus, forwarded: &[Signal]) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return u8::try_from(code & 0xff).unwrap_or(1);
+    }
+    match status.signal() {
+        Some(sig) if forwarded.iter().any(|s| s.number() == sig) => 0,
+        Some(sig) => u8::try_from((128 + sig) & 0xff).unwrap_or(1),
+        None => 0,
+    }
+}
