@@ -1,3 +1,4 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod check;
 mod fixtures;
