@@ -29,7 +29,12 @@ pub enum Id {
 impl Id {
     /// Parses an id from its JSON text; `None` when it is not a number, string or null.
     pub fn from_raw(raw: &RawValue) -> Option<Id> {
-        let text = raw.get();
+        Id::from_json(raw.get())
+    }
+
+    /// Parses an id from JSON text; `None` when it is not a number, string or null.
+    pub fn from_json(text: &str) -> Option<Id> {
+        let text = text.trim();
         match text.as_bytes().first()? {
             b'"' => serde_json::from_str::<String>(text).ok().map(Id::Str),
             b'n' if text == "null" => Some(Id::Null),
@@ -117,14 +122,19 @@ pub enum Line {
 struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
+}
+
+/// A member that is present is `Some`, even when it is `null` (`"id":null` is an id).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 impl Frame {
@@ -154,6 +164,56 @@ impl Frame {
             text: text.into(),
             kind,
             method: env.method.map(Cow::into_owned),
+            id,
+        })
+    }
+
+    /// Parses a frame from text that is already known to be valid JSON (a member of a cassette
+    /// line the reader validated). Only the top level is looked at, without re-validating
+    /// nested values, which makes reading a cassette one validating pass instead of two.
+    /// Falls back to [`Frame::parse`] for anything unusual (escaped keys, odd spellings).
+    pub fn from_valid_json(text: &str) -> Option<Frame> {
+        let Some(members) = shallow::members(text) else {
+            return Frame::parse(text);
+        };
+        let mut jsonrpc_ok = false;
+        let (mut id, mut method, mut result, mut error) = (None, None, false, false);
+        for (key, value) in members {
+            match key {
+                "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
+                "id" => id = Some(value),
+                "method" => method = Some(value),
+                "result" => result = true,
+                "error" => error = true,
+                k if k.contains('\\') => return Frame::parse(text),
+                _ => {}
+            }
+        }
+        if !jsonrpc_ok {
+            return Frame::parse(text);
+        }
+        let id = match id {
+            Some(raw) => Some(Id::from_json(raw)?),
+            None => None,
+        };
+        let method = match method {
+            Some(raw) if raw.len() >= 2 && !raw.contains('\\') && raw.starts_with('"') => {
+                Some(raw[1..raw.len() - 1].to_owned())
+            }
+            Some(raw) => Some(serde_json::from_str::<String>(raw).ok()?),
+            None => None,
+        };
+        let kind = match (&method, &id, result, error) {
+            (Some(_), Some(_), _, _) => FrameKind::Request,
+            (Some(_), None, _, _) => FrameKind::Notification,
+            (None, _, true, false) => FrameKind::Response,
+            (None, _, _, true) => FrameKind::ErrorResponse,
+            _ => FrameKind::Unclassified,
+        };
+        Some(Frame {
+            text: text.trim().into(),
+            kind,
+            method,
             id,
         })
     }
@@ -213,6 +273,102 @@ impl Frame {
     }
 }
 
+/// A top-level walk over JSON text that is already known to be valid: member spans only.
+mod shallow {
+    /// `(key, raw value)` for each top-level member of an object, or `None` when the text is
+    /// not shaped as expected (the caller then takes the validating path).
+    pub fn members(text: &str) -> Option<Vec<(&str, &str)>> {
+        let b = text.as_bytes();
+        let mut i = ws(b, 0);
+        if *b.get(i)? != b'{' {
+            return None;
+        }
+        i = ws(b, i + 1);
+        let mut out = Vec::with_capacity(5);
+        if *b.get(i)? == b'}' {
+            return Some(out);
+        }
+        loop {
+            if *b.get(i)? != b'"' {
+                return None;
+            }
+            let end = string_end(b, i)?;
+            let key = text.get(i + 1..end - 1)?;
+            i = ws(b, end);
+            if *b.get(i)? != b':' {
+                return None;
+            }
+            let start = ws(b, i + 1);
+            let stop = value_end(b, start)?;
+            out.push((key, text.get(start..stop)?));
+            i = ws(b, stop);
+            match *b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b'}' => return Some(out),
+                _ => return None,
+            }
+        }
+    }
+
+    fn ws(b: &[u8], mut i: usize) -> usize {
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    }
+
+    /// Index just past the string starting at `i` (which holds the opening quote).
+    fn string_end(b: &[u8], i: usize) -> Option<usize> {
+        let mut j = i + 1;
+        loop {
+            let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+            if b[k] == b'\\' {
+                j = k + 2;
+            } else {
+                return Some(k + 1);
+            }
+        }
+    }
+
+    /// Index just past the value starting at `i`.
+    fn value_end(b: &[u8], i: usize) -> Option<usize> {
+        match *b.get(i)? {
+            b'"' => string_end(b, i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut j = i;
+                loop {
+                    match *b.get(j)? {
+                        b'"' => {
+                            j = string_end(b, j)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(j + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            _ => {
+                let mut j = i;
+                while !matches!(
+                    b.get(j),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    j += 1;
+                }
+                Some(j)
+            }
+        }
+    }
+}
+
 /// Classifies one line of a stream (without its line terminator).
 pub fn classify(line: &str) -> Line {
     match Frame::parse(line) {
@@ -267,6 +423,29 @@ mod tests {
             f.text(),
             "{\"jsonrpc\":\"2.0\", \"id\":1, \"result\":{\"a\":1.0}}"
         );
+    }
+
+    #[test]
+    fn shallow_path_agrees_with_validating_path() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":[1,{"b":"}\"]"}]}}"#,
+            r#"{ "jsonrpc" : "2.0" , "id" : "x" , "result" : { } }"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/\u0078","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonr\u0070c":"2.0","id":1,"method":"m"}"#,
+        ] {
+            let a = Frame::parse(text);
+            let b = Frame::from_valid_json(text);
+            assert_eq!(
+                a.as_ref()
+                    .map(|f| (f.kind(), f.id().cloned(), f.method().map(str::to_owned))),
+                b.as_ref()
+                    .map(|f| (f.kind(), f.id().cloned(), f.method().map(str::to_owned))),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,5 @@
 //! Entries: every line after the header.
 
-use serde_json::value::RawValue;
-
 use super::{CassetteError, Dir, Location, RawObject};
 use crate::jsonrpc::{Frame, Id};
 
@@ -76,10 +74,10 @@ impl Entry {
     }
 
     /// Validates a parsed line.
-    pub fn from_object(object: RawObject, at: &Location) -> Result<Entry, CassetteError> {
-        let kind_name = match object.get_as::<String>("type") {
-            Some(Ok(k)) => k,
-            Some(Err(_)) => return Err(at.bad_field("type", "must be a string")),
+    pub fn from_object(object: RawObject, at: &Location<'_>) -> Result<Entry, CassetteError> {
+        let kind_name = match object.get("type").map(json_str) {
+            Some(Some(k)) => k,
+            Some(None) => return Err(at.bad_field("type", "must be a string")),
             None => return Err(at.bad_field("type", "is missing")),
         };
         let t = match object.get("t") {
@@ -96,13 +94,13 @@ impl Entry {
                 _ => Err(at.bad_field("dir", "must be \"c2s\" or \"s2c\"")),
             }
         };
-        let (dir, kind) = match kind_name.as_str() {
+        let (dir, kind) = match kind_name.as_ref() {
             "frame" => {
                 let d = dir()?;
                 let raw = object
                     .get("frame")
                     .ok_or_else(|| at.bad_field("frame", "is missing"))?;
-                let frame = Frame::parse(raw.get())
+                let frame = Frame::from_valid_json(raw)
                     .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
                 (Some(d), EntryKind::Frame(frame))
             }
@@ -119,7 +117,7 @@ impl Entry {
                 let id = match object.get("id") {
                     None => None,
                     Some(raw) => Some(
-                        Id::from_raw(raw)
+                        Id::from_json(raw)
                             .ok_or_else(|| at.bad_field("id", "must be a string or a number"))?,
                     ),
                 };
@@ -129,16 +127,17 @@ impl Entry {
                     Some(Ok(v)) if v == "get" => true,
                     Some(_) => return Err(at.bad_field("via", "must be \"post\" or \"get\"")),
                 };
-                let list: Vec<&RawValue> =
-                    match object.get("chunks").map(|r| serde_json::from_str(r.get())) {
-                        Some(Ok(list)) => list,
-                        _ => {
-                            return Err(at.bad_field(
-                                "chunks",
-                                "must be a list of {\"t\", \"frame\"} objects",
-                            ));
-                        }
-                    };
+                let list: Vec<&serde_json::value::RawValue> = match object
+                    .get("chunks")
+                    .map(serde_json::from_str::<Vec<&serde_json::value::RawValue>>)
+                {
+                    Some(Ok(list)) => list,
+                    _ => {
+                        return Err(
+                            at.bad_field("chunks", "must be a list of {\"t\", \"frame\"} objects")
+                        );
+                    }
+                };
                 let mut chunks = Vec::with_capacity(list.len());
                 for (i, raw) in list.into_iter().enumerate() {
                     let field = format!("chunks[{i}]");
@@ -149,7 +148,7 @@ impl Entry {
                     })?;
                     let frame = chunk
                         .get("frame")
-                        .and_then(|f| Frame::parse(f.get()))
+                        .and_then(Frame::from_valid_json)
                         .ok_or_else(|| {
                             at.bad_field(&format!("{field}.frame"), "must be a JSON-RPC 2.0 object")
                         })?;
@@ -253,9 +252,20 @@ impl Entry {
     }
 }
 
+/// The value of a JSON string, borrowed when it has no escapes.
+fn json_str(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(raw)
+            .ok()
+            .map(std::borrow::Cow::Owned)
+    } else {
+        Some(std::borrow::Cow::Borrowed(inner))
+    }
+}
+
 /// Reads a `t`: a non-negative number of milliseconds; fractions are floored.
-fn offset(raw: &RawValue) -> Option<u64> {
-    let text = raw.get();
+fn offset(text: &str) -> Option<u64> {
     if let Ok(n) = text.parse::<u64>() {
         return Some(n);
     }

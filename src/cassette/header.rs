@@ -69,10 +69,7 @@ impl Header {
 
     /// Validates a parsed first line. `path` is used in messages only.
     pub fn from_object(object: RawObject, path: &Path) -> Result<Header, CassetteError> {
-        let at = Location {
-            path: path.to_owned(),
-            line: 1,
-        };
+        let at = Location { path, line: 1 };
         match object.get_as::<String>("type") {
             Some(Ok(t)) if t == "header" => {}
             _ => {
@@ -82,7 +79,7 @@ impl Header {
             }
         }
         let version = match object.get("cassetteVersion") {
-            Some(raw) => match serde_json::from_str::<u64>(raw.get()) {
+            Some(raw) => match serde_json::from_str::<u64>(raw) {
                 Ok(v) if SUPPORTED_VERSIONS.contains(&v) => v,
                 Ok(v) if v > WRITE_VERSION => {
                     return Err(CassetteError::NewerVersion {
@@ -92,7 +89,7 @@ impl Header {
                 }
                 _ => {
                     return Err(CassetteError::UnsupportedVersion {
-                        version: raw.get().to_owned(),
+                        version: raw.to_owned(),
                         path: path.to_owned(),
                     });
                 }

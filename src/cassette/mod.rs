@@ -132,15 +132,15 @@ impl CassetteError {
 
 /// Where a field problem was found, for building [`CassetteError::BadField`].
 #[derive(Debug, Clone)]
-pub struct Location {
-    pub path: PathBuf,
+pub struct Location<'a> {
+    pub path: &'a Path,
     pub line: u64,
 }
 
-impl Location {
+impl Location<'_> {
     pub fn bad_field(&self, field: &str, problem: impl Into<String>) -> CassetteError {
         CassetteError::BadField {
-            path: self.path.clone(),
+            path: self.path.to_owned(),
             line: self.line,
             field: field.to_owned(),
             problem: problem.into(),
@@ -191,5 +191,65 @@ mod tests {
         assert_eq!(format_iso(t), "2026-08-15T14:02:44.380Z");
         assert!(parse_iso("2026-08-16T00:00:00Z").is_some());
         assert!(parse_iso("yesterday").is_none());
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{Dir, Entry, Header, Reader, Transport, Writer};
+    use crate::jsonrpc::Frame;
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(|f| json!(f)),
+            ".*".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(".*", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn any_frame_round_trips_byte_for_byte(params in arb_json(), id in any::<u32>(), t in any::<u32>()) {
+            let frame = Frame::from_value(&json!({"jsonrpc":"2.0","id":id,"method":"m","params":params})).unwrap();
+            let mut out = Vec::new();
+            let mut w = Writer::new(&mut out);
+            w.write_header(&Header::new("r", "2026-01-01T00:00:00.000Z", Transport::Stdio)).unwrap();
+            w.write_entry(&Entry::new_frame(u64::from(t), Dir::C2s, frame.clone())).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            prop_assert_eq!(text.lines().count(), 2);
+            let mut r = Reader::new(text.as_bytes(), std::path::Path::new("p")).unwrap();
+            let e = r.next().unwrap().unwrap();
+            prop_assert_eq!(e.frame().unwrap().text(), frame.text());
+            prop_assert_eq!(e.t, u64::from(t));
+        }
+
+        #[test]
+        fn frame_parse_never_panics(s in ".*") {
+            let _ = Frame::parse(&s);
+            let _ = Frame::from_valid_json(&s);
+        }
+
+        #[test]
+        fn reader_fails_cleanly_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+            if let Ok(r) = Reader::new(&bytes[..], std::path::Path::new("p")) {
+                for e in r {
+                    let _ = e;
+                }
+            }
+        }
     }
 }

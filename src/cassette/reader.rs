@@ -62,7 +62,7 @@ impl<R: BufRead> Reader<R> {
                     });
                 }
                 Some(text) if text.trim().is_empty() => continue,
-                Some(text) => break text.to_owned(),
+                Some(text) => break text,
             }
         };
         let object = RawObject::parse(first.trim_start_matches('\u{feff}')).map_err(|_| {
@@ -88,7 +88,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// The next line's text (without terminator), or `None` at end of input.
-    fn next_line(&mut self) -> Result<Option<&str>, CassetteError> {
+    fn next_line(&mut self) -> Result<Option<String>, CassetteError> {
         self.buf.clear();
         self.line_no += 1;
         let mut saw_newline = false;
@@ -134,7 +134,10 @@ impl<R: BufRead> Reader<R> {
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
-        match std::str::from_utf8(&self.buf) {
+        // The line's bytes become the entry's text: no copy. The next line starts from a
+        // buffer sized like this one.
+        let next = Vec::with_capacity(self.buf.len().max(256));
+        match String::from_utf8(std::mem::replace(&mut self.buf, next)) {
             Ok(text) => Ok(Some(text)),
             Err(_) => Err(CassetteError::NotUtf8 {
                 path: self.path.clone(),
@@ -145,17 +148,14 @@ impl<R: BufRead> Reader<R> {
 
     fn next_entry(&mut self) -> Result<Option<Entry>, CassetteError> {
         loop {
-            let at = Location {
-                path: self.path.clone(),
-                line: self.line_no + 1,
-            };
+            let line = self.line_no + 1;
             let Some(text) = self.next_line()? else {
                 return Ok(None);
             };
             if text.trim().is_empty() {
                 continue;
             }
-            let object = match RawObject::parse(text) {
+            let object = match RawObject::parse_owned(text) {
                 Ok(o) => o,
                 Err(e) => {
                     let hint = if self.trailing_newline {
@@ -165,11 +165,15 @@ impl<R: BufRead> Reader<R> {
                     };
                     return Err(CassetteError::BadJson {
                         path: self.path.clone(),
-                        line: at.line,
+                        line,
                         detail: e.to_string(),
                         hint,
                     });
                 }
+            };
+            let at = Location {
+                path: &self.path,
+                line,
             };
             return Entry::from_object(object, &at).map(Some);
         }

@@ -58,7 +58,7 @@ mod fields;
 mod rules;
 mod text;
 
-use fields::Field;
+use fields::Fields;
 use text::Text;
 
 /// How serious a finding is. Ordered `Info < Warn < Error`.
@@ -419,9 +419,9 @@ fn subject_of(value: Option<&Value>, kind: &str) -> String {
 }
 
 /// Run the rules over collected fields and shape the findings (spec §5.3).
-fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Vec<Field<'_>>) -> Vec<Finding> {
+fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for field in fields {
+    for field in &fields.list {
         let text = Text::new(field.text);
         for (rule, find) in rules::DOCS.iter().zip(rules::FINDERS.iter()) {
             if !rule.reads(field.surface) {
@@ -431,12 +431,12 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Vec<Field<'_>
                 continue;
             };
             let message = match kind {
-                None => format!("{} (in {})", rule.describe, field.label),
+                None => format!("{} (in {})", rule.describe, fields.label(field)),
                 Some(kind) => format!(
                     "{} (in {} {})",
                     retitle(rule.describe, kind),
                     kind.as_str(),
-                    field.label
+                    fields.label(field)
                 ),
             };
             findings.push(Finding {

@@ -6,12 +6,17 @@
 //! same under either binary; for ASCII text (almost every description) units, chars and bytes
 //! coincide and the helpers take a byte-slicing fast path.
 
+use std::cell::OnceCell;
+
 /// A field's text plus facts every rule wants and nobody should recompute.
 pub(crate) struct Text<'a> {
     pub(crate) s: &'a str,
     /// ASCII-only text cannot contain any of the code points the Unicode rules look for, so
     /// those rules return at once on it.
     pub(crate) ascii: bool,
+    /// Which phrase-rule anchor groups occur in the text (see `rules::Anchors`), computed by
+    /// one automaton pass the first time a phrase rule asks.
+    pub(crate) phrase_hits: OnceCell<u32>,
 }
 
 impl<'a> Text<'a> {
@@ -19,6 +24,7 @@ impl<'a> Text<'a> {
         Text {
             s,
             ascii: s.is_ascii(),
+            phrase_hits: OnceCell::new(),
         }
     }
 }

@@ -143,7 +143,7 @@ fn check_header(path: &Path, file: &Header, session: &Header) -> Result<(), Appe
     }
     if file.started_at().and_then(parse_iso).is_none() {
         let shown = match file.object().get("startedAt") {
-            Some(raw) => raw.get().to_owned(),
+            Some(raw) => raw.to_owned(),
             None => "absent".to_owned(),
         };
         return Err(refuse(format!(

@@ -73,7 +73,7 @@ enum Msg {
 }
 
 enum Sink {
-    Stream(StreamSink),
+    Stream(Box<StreamSink>),
     Memory(Vec<Entry>),
 }
 
@@ -96,7 +96,7 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
                 File::create(path)
             };
             match opened {
-                Ok(file) => Sink::Stream(StreamSink::new(file, rec.header.clone())),
+                Ok(file) => Sink::Stream(Box::new(StreamSink::new(file, rec.header.clone()))),
                 Err(source) => {
                     child::send_signal(pid, Signal::Kill);
                     let _ = server.wait();

@@ -2,3 +2,7 @@
 
 mod check;
 mod fixtures;
+mod interop;
+mod lint;
+mod record;
+mod redact;

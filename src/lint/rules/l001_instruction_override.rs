@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L001 — instruction-override phrasing** (shape, error)
@@ -50,14 +50,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(
-        r"(?i-u:ignore)\s+(?:(?i-u:all|any)\s+)?(?i-u:previous|prior|above|earlier)\s+(?i-u:instructions?|rules?|prompts?)",
-    )
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = r"(?i-u:ignore)\s+(?:(?i-u:all|any)\s+)?(?i-u:previous|prior|above|earlier)\s+(?i-u:instructions?|rules?|prompts?)";
+
+/// Literals the pattern cannot match without (see `Anchors`). Every match starts with "ignore".
+pub(super) const ANCHORS: Anchors = &[&["ignore"]];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L002 — hidden-instruction markers** (shape, error)
@@ -47,16 +47,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(r"<\s*(?i-u:system|important|secret|hidden|instructions?)\s*>|<!--")
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = r"<\s*(?i-u:system|important|secret|hidden|instructions?)\s*>|<!--";
+
+/// Literals the pattern cannot match without (see `Anchors`). Every marker starts with `<`.
+pub(super) const ANCHORS: Anchors = &[&["<"]];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    // Every marker starts with '<'; most descriptions have none.
-    if !text.s.contains('<') {
-        return None;
-    }
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L003 — concealment directive** (shape, error)
@@ -47,14 +47,21 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(
-        r"(?i-u:do)\s+(?i-u:not)\s+(?i-u:tell|inform|mention|reveal|show|notify|alert)[^.]{0,40}(?i-u:user|human|operator)",
-    )
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = r"(?i-u:do)\s+(?i-u:not)\s+(?i-u:tell|inform|mention|reveal|show|notify|alert)[^.]{0,40}(?i-u:user|human|operator)";
+
+/// Literals the pattern cannot match without (see `Anchors`). A match holds "not" and one of the verbs.
+pub(super) const ANCHORS: Anchors = &[
+    &["not"],
+    &[
+        "tell", "inform", "mention", "reveal", "show", "notify", "alert",
+    ],
+];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

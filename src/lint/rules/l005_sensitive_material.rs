@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L005 — references sensitive local material** (shape, error)
@@ -45,14 +45,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(
-        r"\.(?i-u:ssh)\b|(?i-u:id_rsa)|\.(?i-u:env)\b|(?i-u:credentials?\.json)|(?i-u:api[_-]?keys?)\b[^.]{0,30}(?i-u:read|collect|include|attach)",
-    )
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = r"\.(?i-u:ssh)\b|(?i-u:id_rsa)|\.(?i-u:env)\b|(?i-u:credentials?\.json)|(?i-u:api[_-]?keys?)\b[^.]{0,30}(?i-u:read|collect|include|attach)";
+
+/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of these literals.
+pub(super) const ANCHORS: Anchors = &[&[".ssh", "id_rsa", ".env", "credential", "api"]];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -46,29 +46,30 @@ fn is_blob_byte(b: u8) -> bool {
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     let bytes = text.s.as_bytes();
-    if bytes.len() < MIN_RUN {
-        return None;
-    }
-    let mut run_start = 0usize;
-    let mut i = 0usize;
-    while i < bytes.len() {
-        if is_blob_byte(bytes[i]) {
-            i += 1;
+    // Skip search: a qualifying run starting at or after `start` must cover the byte at
+    // `start + 119`, so ordinary prose is decided by looking at about one byte in a hundred.
+    // Invariant: no run of `MIN_RUN` blob bytes starts before `start`.
+    let mut start = 0usize;
+    while start + MIN_RUN <= bytes.len() {
+        let probe = start + MIN_RUN - 1;
+        if !is_blob_byte(bytes[probe]) {
+            start = probe + 1;
             continue;
         }
-        if i - run_start >= MIN_RUN {
-            break;
+        match (start..probe).rev().find(|&k| !is_blob_byte(bytes[k])) {
+            Some(breaker) => start = breaker + 1,
+            None => {
+                let end = bytes[probe..]
+                    .iter()
+                    .position(|&b| !is_blob_byte(b))
+                    .map_or(bytes.len(), |n| probe + n);
+                // The run is ASCII, so byte offsets are character offsets.
+                let run = &text.s[start..end];
+                return Some(format!("{}... ({} chars)", &run[..40], run.len()));
+            }
         }
-        i += 1;
-        run_start = i;
     }
-    let len = i - run_start;
-    if len < MIN_RUN {
-        return None;
-    }
-    // The run is ASCII, so byte offsets are character offsets.
-    let run = &text.s[run_start..i];
-    Some(format!("{}... ({len} chars)", &run[..40]))
+    None
 }
 
 #[cfg(test)]
@@ -85,6 +86,23 @@ mod tests {
         assert_eq!(
             fires(find, &at_end),
             Some(format!("{}... (120 chars)", &at_end[2..42]))
+        );
+    }
+
+    #[test]
+    fn leftmost_run_and_full_length() {
+        let text = format!(
+            "{} {}-{}",
+            "A".repeat(119),
+            "b".repeat(130),
+            "c".repeat(200)
+        );
+        let ev = fires(find, &text);
+        assert_eq!(ev, Some(format!("{}... (130 chars)", "b".repeat(40))));
+        let exact = format!("é{}é", "Z9".repeat(60));
+        assert_eq!(
+            fires(find, &exact),
+            Some(format!("{}... (120 chars)", &"Z9".repeat(20)))
         );
     }
 

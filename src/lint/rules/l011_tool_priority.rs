@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L011 — tool declares priority over another tool, verify intended** (intent, warn)
@@ -50,14 +50,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(
-        r"\b(?i-u:instead of|rather than|in place of)\s+(?:(?i-u:the)\s+)?[A-Za-z0-9_.-]{1,40}\s+(?i-u:tool|server|function)\b|\b(?i-u:always)\s+(?i-u:use|call|prefer|invoke)\s+(?i-u:this)\b",
-    )
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = r"\b(?i-u:instead of|rather than|in place of)\s+(?:(?i-u:the)\s+)?[A-Za-z0-9_.-]{1,40}\s+(?i-u:tool|server|function)\b|\b(?i-u:always)\s+(?i-u:use|call|prefer|invoke)\s+(?i-u:this)\b";
+
+/// Literals the pattern cannot match without (see `Anchors`). Each alternative opens with one of these literals.
+pub(super) const ANCHORS: Anchors = &[&["instead of", "rather than", "in place of", "always"]];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex};
 
 const HELP: &str = "\
 **CAS-L013 — role or authority impersonation aimed at the model** (shape, error; warn on \
@@ -53,17 +53,31 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    phrase_regex(concat!(
-        r"\b(?i-u:you)\s+(?i-u:are)\s+(?:(?i-u:now)\s+)?(?:(?i-u:in)\s+)?(?:(?i-u:a|an|the)\s+)?",
-        r"(?i-u:developer|debug|god|admin|root|unrestricted|jailbreak)\b",
-        r"|\b(?i-u:act)\s+(?i-u:as)\s+(?:(?i-u:a|an|the)\s+)?(?i-u:system|admin|root|developer)\b",
-        r"|\b(?i-u:pretend)\s+(?:(?i-u:that)\s+)?(?i-u:you)\s+(?i-u:are)\b",
-    ))
-});
+/// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
+pub(super) const SOURCE: &str = concat!(
+    r"\b(?i-u:you)\s+(?i-u:are)\s+(?:(?i-u:now)\s+)?(?:(?i-u:in)\s+)?(?:(?i-u:a|an|the)\s+)?",
+    r"(?i-u:developer|debug|god|admin|root|unrestricted|jailbreak)\b",
+    r"|\b(?i-u:act)\s+(?i-u:as)\s+(?:(?i-u:a|an|the)\s+)?(?i-u:system|admin|root|developer)\b",
+    r"|\b(?i-u:pretend)\s+(?:(?i-u:that)\s+)?(?i-u:you)\s+(?i-u:are)\b",
+);
+
+/// Literals the pattern cannot match without (see `Anchors`). The first two alternatives end in a role word, the third holds "pretend".
+pub(super) const ANCHORS: Anchors = &[&[
+    "developer",
+    "debug",
+    "god",
+    "admin",
+    "root",
+    "unrestricted",
+    "jailbreak",
+    "system",
+    "pretend",
+]];
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(&PATTERN, text)
+    phrase_evidence(DOC.id, &PATTERN, text)
 }
 
 #[cfg(test)]

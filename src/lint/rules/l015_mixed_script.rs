@@ -56,9 +56,35 @@ static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
     .expect("mixed-script pattern compiles")
 });
 
+/// Whether the bytes may hold a Cyrillic or Greek code point: a necessary condition read off
+/// the UTF-8 encoding (lead byte, and for three- and four-byte forms the second byte). It
+/// lets Chinese, Japanese, Arabic or Hindi text skip the pattern entirely. The table is
+/// derived from the same Unicode properties the pattern uses, and a test re-derives it over
+/// every code point so a Unicode update cannot silently narrow it.
+fn may_hold_cyrillic_or_greek(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, &lead)| match lead {
+        0xCD..=0xD4 => true,
+        0xE1 | 0xE2 | 0xEA | 0xEF | 0xF0 => bytes
+            .get(i + 1)
+            .is_some_and(|&next| second_byte_fits(lead, next)),
+        _ => false,
+    })
+}
+
+fn second_byte_fits(lead: u8, next: u8) -> bool {
+    match lead {
+        0xE1 => matches!(next, 0xB2 | 0xB4..=0xB6 | 0xBC..=0xBF),
+        0xE2 => matches!(next, 0x84 | 0xB7),
+        0xEA => matches!(next, 0x99 | 0x9A | 0xAD),
+        0xEF => next == 0xB8,
+        0xF0 => matches!(next, 0x90 | 0x9D | 0x9E),
+        _ => false,
+    }
+}
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     // Cyrillic and Greek letters are never ASCII.
-    if text.ascii {
+    if text.ascii || !may_hold_cyrillic_or_greek(text.s.as_bytes()) {
         return None;
     }
     let at = PATTERN.find(text.s)?.start();
@@ -84,6 +110,28 @@ mod tests {
         );
         assert!(fires(find, "g\u{03BF}\u{03BF}gle").is_some());
         assert!(fires(find, "\u{0441}lick").is_some());
+    }
+
+    #[test]
+    fn prefilter_never_hides_a_cyrillic_or_greek_code_point() {
+        // Every code point the prefilter rejects, in one string; the property class must
+        // find none of them.
+        let class = regex::Regex::new(r"[\p{sc=Cyrillic}\p{sc=Greek}]");
+        let Ok(class) = class else {
+            panic!("class compiles");
+        };
+        let mut rejected = String::new();
+        let mut buf = [0u8; 4];
+        for c in (0x80u32..=0x10FFFF).filter_map(char::from_u32) {
+            if !super::may_hold_cyrillic_or_greek(c.encode_utf8(&mut buf).as_bytes()) {
+                rejected.push(c);
+            }
+        }
+        assert!(rejected.len() > 1_000_000);
+        assert_eq!(class.find(&rejected).map(|m| m.as_str().to_owned()), None);
+        assert!(!super::may_hold_cyrillic_or_greek(
+            "使用谷歌，搜索。".as_bytes()
+        ));
     }
 
     #[test]

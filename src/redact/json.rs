@@ -1,0 +1,477 @@
+//! A strict, allocation-light walk over JSON text that reports every scalar value with its byte
+//! span, the key context it sits under and (on request) its dotted path.
+//!
+//! Redaction works on the text rather than on a parsed tree so that a frame keeps every byte it
+//! was received with except the secrets themselves: numbers keep their spelling, members their
+//! order and spacing. The walk is iterative (an explicit stack), so depth is bounded by memory,
+//! not by the thread's stack, and it refuses anything that is not one JSON value.
+
+use std::ops::Range;
+
+use super::keys::{KeyCtx, KeyRules};
+
+/// The text is not a single JSON value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotJson;
+
+/// A scalar as it appears in the text.
+#[derive(Debug, Clone, Copy)]
+pub enum Scalar<'t> {
+    /// A string: its content between the quotes, still escaped if `escaped`.
+    Str { content: &'t str, escaped: bool },
+    /// A number, as written.
+    Num(&'t str),
+}
+
+impl Scalar<'_> {
+    /// The string's value with escapes resolved (a copy only when it had escapes).
+    pub fn string_value(content: &str, escaped: bool) -> std::borrow::Cow<'_, str> {
+        if escaped {
+            std::borrow::Cow::Owned(decode(content))
+        } else {
+            std::borrow::Cow::Borrowed(content)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+}
+
+struct Level {
+    kind: Kind,
+    /// Length of the path before this container's own segments.
+    path_len: usize,
+    index: usize,
+    /// For arrays: the context their elements inherit.
+    ctx: KeyCtx,
+}
+
+/// Bytes that end a run of plain string content.
+static STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+struct Cursor<'t> {
+    text: &'t str,
+    bytes: &'t [u8],
+    i: usize,
+    /// The text is known to be valid JSON (a parsed frame): strings are skipped with a vector
+    /// search for the next quote or backslash instead of being checked byte by byte.
+    trusted: bool,
+}
+
+impl<'t> Cursor<'t> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.i).copied()
+    }
+
+    fn expect(&mut self, b: u8) -> Result<(), NotJson> {
+        if self.peek() == Some(b) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(NotJson)
+        }
+    }
+
+    /// Reads a string starting at the opening quote; returns its content and whether it has escapes.
+    fn string(&mut self) -> Result<(&'t str, bool), NotJson> {
+        self.expect(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        if self.trusted {
+            loop {
+                let at = memchr::memchr2(b'"', b'\\', &self.bytes[self.i..]).ok_or(NotJson)?;
+                self.i += at;
+                if self.bytes[self.i] == b'"' {
+                    let content = &self.text[start..self.i];
+                    self.i += 1;
+                    return Ok((content, escaped));
+                }
+                // Valid JSON: the escaped byte is never a quote that ends the string.
+                escaped = true;
+                self.i += 2;
+            }
+        }
+        loop {
+            while self.i < self.bytes.len() && !STOP[self.bytes[self.i] as usize] {
+                self.i += 1;
+            }
+            match self.peek() {
+                Some(b'"') => {
+                    let content = &self.text[start..self.i];
+                    self.i += 1;
+                    return Ok((content, escaped));
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    self.i += 1;
+                    match self.peek() {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
+                        Some(b'u') => {
+                            let hex = self.bytes.get(self.i + 1..self.i + 5).ok_or(NotJson)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return Err(NotJson);
+                            }
+                            self.i += 5;
+                        }
+                        _ => return Err(NotJson),
+                    }
+                }
+                _ => return Err(NotJson),
+            }
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.i;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.i += 1;
+        }
+        self.i - start
+    }
+
+    fn number(&mut self) -> Result<&'t str, NotJson> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(NotJson),
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if self.digits() == 0 {
+                return Err(NotJson);
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.i += 1;
+            }
+            if self.digits() == 0 {
+                return Err(NotJson);
+            }
+        }
+        Ok(&self.text[start..self.i])
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), NotJson> {
+        if self.bytes.get(self.i..self.i + word.len()) == Some(word) {
+            self.i += word.len();
+            Ok(())
+        } else {
+            Err(NotJson)
+        }
+    }
+}
+
+/// Walks one JSON value. `visit(span, scalar, ctx, path)` is called for every string and number
+/// value (not for keys); `path` is empty unless `with_paths`. `trusted` says the text already
+/// parsed as JSON (a frame), which lets strings be skipped faster; untrusted text is checked
+/// strictly and refused with [`NotJson`] unless it is exactly one JSON value.
+pub fn walk<'t>(
+    text: &'t str,
+    keys: &KeyRules,
+    with_paths: bool,
+    trusted: bool,
+    mut visit: impl FnMut(Range<usize>, Scalar<'t>, KeyCtx, &str),
+) -> Result<(), NotJson> {
+    let mut c = Cursor {
+        text,
+        bytes: text.as_bytes(),
+        i: 0,
+        trusted,
+    };
+    let mut stack: Vec<Level> = Vec::new();
+    let mut path = String::new();
+    let mut ctx = KeyCtx::NONE;
+    c.ws();
+    'value: loop {
+        // A value is expected here, under `ctx`.
+        match c.peek().ok_or(NotJson)? {
+            b'{' => {
+                c.i += 1;
+                c.ws();
+                if c.peek() == Some(b'}') {
+                    c.i += 1;
+                } else {
+                    let base = path.len();
+                    stack.push(Level {
+                        kind: Kind::Object,
+                        path_len: base,
+                        index: 0,
+                        ctx: KeyCtx::NONE,
+                    });
+                    ctx = member_key(&mut c, keys, with_paths, &mut path, base)?;
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                c.i += 1;
+                c.ws();
+                if c.peek() == Some(b']') {
+                    c.i += 1;
+                } else {
+                    stack.push(Level {
+                        kind: Kind::Array,
+                        path_len: path.len(),
+                        index: 0,
+                        ctx,
+                    });
+                    if with_paths {
+                        path.push_str("[0]");
+                    }
+                    continue 'value;
+                }
+            }
+            b'"' => {
+                let start = c.i;
+                let (content, escaped) = c.string()?;
+                visit(start..c.i, Scalar::Str { content, escaped }, ctx, &path);
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = c.i;
+                let n = c.number()?;
+                visit(start..c.i, Scalar::Num(n), ctx, &path);
+            }
+            b't' => c.literal(b"true")?,
+            b'f' => c.literal(b"false")?,
+            b'n' => c.literal(b"null")?,
+            _ => return Err(NotJson),
+        }
+        // After a value: close containers, or move to the next member or element.
+        loop {
+            c.ws();
+            let Some(level) = stack.last_mut() else {
+                return if c.i == c.bytes.len() {
+                    Ok(())
+                } else {
+                    Err(NotJson)
+                };
+            };
+            match (c.peek(), level.kind) {
+                (Some(b','), kind) => {
+                    c.i += 1;
+                    c.ws();
+                    level.index += 1;
+                    let base = level.path_len;
+                    if kind == Kind::Object {
+                        ctx = member_key(&mut c, keys, with_paths, &mut path, base)?;
+                    } else {
+                        ctx = level.ctx;
+                        if with_paths {
+                            path.truncate(base);
+                            path.push('[');
+                            path.push_str(&level.index.to_string());
+                            path.push(']');
+                        }
+                    }
+                    continue 'value;
+                }
+                (Some(b'}'), Kind::Object) | (Some(b']'), Kind::Array) => {
+                    c.i += 1;
+                    path.truncate(level.path_len);
+                    stack.pop();
+                }
+                _ => return Err(NotJson),
+            }
+        }
+    }
+}
+
+/// Reads `"key" :` and returns the context its value gets; updates the path.
+fn member_key(
+    c: &mut Cursor<'_>,
+    keys: &KeyRules,
+    with_paths: bool,
+    path: &mut String,
+    base: usize,
+) -> Result<KeyCtx, NotJson> {
+    let (content, escaped) = c.string()?;
+    let key = Scalar::string_value(content, escaped);
+    let ctx = keys.classify(&key);
+    if with_paths {
+        path.truncate(base);
+        if base > 0 {
+            path.push('.');
+        }
+        path.push_str(&key);
+    }
+    c.ws();
+    c.expect(b':')?;
+    c.ws();
+    Ok(ctx)
+}
+
+/// Resolves the escapes of string content already checked by [`walk`]. A lone surrogate becomes
+/// U+FFFD, which is also what the reference hashes for one (it encodes the string as UTF-8).
+pub fn decode(content: &str) -> String {
+    let mut out = String::with_capacity(content.len());
+    let mut rest = content;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let esc = &rest[at + 1..];
+        let mut consumed = 2;
+        match esc.as_bytes().first() {
+            Some(b'b') => out.push('\u{8}'),
+            Some(b'f') => out.push('\u{c}'),
+            Some(b'n') => out.push('\n'),
+            Some(b'r') => out.push('\r'),
+            Some(b't') => out.push('\t'),
+            Some(b'u') => {
+                let unit = hex4(esc.get(1..5));
+                consumed = 6;
+                match unit {
+                    Some(hi @ 0xD800..=0xDBFF) => {
+                        let lo = esc
+                            .get(5..7)
+                            .filter(|s| *s == "\\u")
+                            .and_then(|_| hex4(esc.get(7..11)))
+                            .filter(|lo| (0xDC00..=0xDFFF).contains(lo));
+                        match lo {
+                            Some(lo) => {
+                                let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                                out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                                consumed = 12;
+                            }
+                            None => out.push('\u{FFFD}'),
+                        }
+                    }
+                    Some(u) => out.push(char::from_u32(u).unwrap_or('\u{FFFD}')),
+                    None => out.push('\u{FFFD}'),
+                }
+            }
+            Some(&b) => out.push(char::from(b)),
+            None => consumed = 1,
+        }
+        rest = rest.get(at + consumed..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out
+}
+
+fn hex4(s: Option<&str>) -> Option<u32> {
+    let s = s?;
+    if s.len() == 4 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        u32::from_str_radix(s, 16).ok()
+    } else {
+        None
+    }
+}
+
+/// JSON text of a string (quotes included), escaped as `JSON.stringify` escapes it.
+pub fn quote(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalars(text: &str) -> Result<Vec<(String, String, bool)>, NotJson> {
+        let keys = KeyRules::default();
+        let mut out = Vec::new();
+        walk(text, &keys, true, false, |span, _s, ctx, path| {
+            out.push((path.to_owned(), text[span].to_owned(), ctx.sensitive));
+        })?;
+        // The fast mode agrees with the strict one on valid JSON.
+        let mut fast = Vec::new();
+        walk(text, &keys, true, true, |span, _s, ctx, path| {
+            fast.push((path.to_owned(), text[span].to_owned(), ctx.sensitive));
+        })?;
+        assert_eq!(out, fast);
+        Ok(out)
+    }
+
+    #[test]
+    fn paths_and_contexts() {
+        let got = scalars(
+            r#"{"a":{"token":["x",{"b":"y"}],"n":-1.5e3},"c":[[1,2],[]],"d":true, "e" : null}"#,
+        )
+        .unwrap();
+        let want = [
+            ("a.token[0]", "\"x\"", true),
+            ("a.token[1].b", "\"y\"", false),
+            ("a.n", "-1.5e3", false),
+            ("c[0][0]", "1", false),
+            ("c[0][1]", "2", false),
+        ];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0.as_str(), g.1.as_str(), g.2), w);
+        }
+        assert_eq!(scalars(r#"[{"k":"v"}]"#).unwrap()[0].0, "[0].k");
+        assert_eq!(scalars(r#""top""#).unwrap()[0].0, "");
+    }
+
+    #[test]
+    fn rejects_what_is_not_json() {
+        for bad in [
+            "",
+            "{",
+            "{\"a\":1,}",
+            "[1 2]",
+            "{\"a\" 1}",
+            "01",
+            "1.",
+            "-",
+            "\"\\x\"",
+            "\"\u{1}\"",
+            "{} {}",
+            "tru",
+            "{\"a\":1]",
+            "[1}",
+            "\"abc",
+        ] {
+            assert_eq!(scalars(bad), Err(NotJson), "{bad:?}");
+        }
+        for good in [
+            "1",
+            " [ ] ",
+            "{}",
+            "-0.5E+2",
+            "\"\\u00e9\\n\"",
+            "[[[[[]]]]]",
+        ] {
+            assert!(scalars(good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+        assert!(scalars(&deep).is_ok());
+    }
+
+    #[test]
+    fn decodes_escapes() {
+        assert_eq!(
+            decode(r#"a\"b\\c\/d\n\u00e9\ud83d\ude00\ud800x"#),
+            "a\"b\\c/d\né😀\u{FFFD}x"
+        );
+        assert_eq!(quote("a\"\n\u{1}"), r#""a\"\n\u0001""#);
+    }
+}

@@ -1,0 +1,136 @@
+//! Lines that are not JSON-RPC frames (a batch array, JSON without `"jsonrpc":"2.0"`, a log line
+//! on stdout). A line that holds JSON still has keys, so it gets the key-context walk: each
+//! secret value is replaced where it stands, and its spelling is replaced wherever else it occurs
+//! in the line (a log message that echoes a password). Then the shape rules run over the whole
+//! line. Every other byte is kept — including for numeric secrets, which are swapped by position
+//! (the reference re-serialises the whole line for those; positions make that unnecessary).
+
+use std::ops::Range;
+
+use super::json::{self, Scalar};
+use super::keys::{MIN_SECRET_LEN, is_string_secret, numeric_secret};
+use super::placeholder::{KEYCTX, overlaps, placeholder, placeholder_spans};
+use super::{HitFn, Inner, splice};
+
+struct KeyHit {
+    span: Range<usize>,
+    secret: String,
+    numeric: bool,
+    path: String,
+}
+
+/// Redacts one raw line; `None` when nothing changed.
+pub(super) fn redact(
+    inner: &Inner,
+    line: &str,
+    with_paths: bool,
+    hit: &mut HitFn<'_>,
+) -> Option<String> {
+    let mut found: Vec<KeyHit> = Vec::new();
+    let walked = json::walk(
+        line,
+        &inner.keys,
+        with_paths,
+        false,
+        |span, scalar, ctx, path| {
+            if !ctx.sensitive {
+                return;
+            }
+            match scalar {
+                Scalar::Str { content, escaped } => {
+                    if content.len() < MIN_SECRET_LEN {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if is_string_secret(ctx, &value, &inner.allow) {
+                        found.push(KeyHit {
+                            span,
+                            secret: value.into_owned(),
+                            numeric: false,
+                            path: path.to_owned(),
+                        });
+                    }
+                }
+                Scalar::Num(n) => {
+                    if let Some(secret) = n
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(|f| numeric_secret(ctx, f, &inner.allow))
+                    {
+                        found.push(KeyHit {
+                            span,
+                            secret,
+                            numeric: true,
+                            path: path.to_owned(),
+                        });
+                    }
+                }
+            }
+        },
+    );
+    if walked.is_err() {
+        found.clear();
+    }
+    // Numbers first, then strings: the order the reference reports them in.
+    for numeric in [true, false] {
+        for h in found.iter().filter(|h| h.numeric == numeric) {
+            hit(KEYCTX, &h.secret, &h.path);
+        }
+    }
+    let edits: Vec<(Range<usize>, String)> = found
+        .iter()
+        .map(|h| (h.span.clone(), json::quote(&placeholder(KEYCTX, &h.secret))))
+        .collect();
+    let mut text = splice(line, &edits);
+    let mut seen: Vec<&str> = Vec::new();
+    for h in found.iter().filter(|h| !h.numeric) {
+        if seen.contains(&h.secret.as_str()) {
+            continue;
+        }
+        seen.push(&h.secret);
+        // The spelling a JSON string gives the secret; the raw spelling differs only when the
+        // secret holds characters JSON escapes, and swapping those raw would break the line.
+        let quoted = json::quote(&h.secret);
+        let spelled = &quoted[1..quoted.len() - 1];
+        let current = text.as_deref().unwrap_or(line);
+        if let Some(next) =
+            replace_outside_placeholders(current, spelled, &placeholder(KEYCTX, &h.secret))
+        {
+            text = Some(next);
+        }
+    }
+    let current = text.as_deref().unwrap_or(line);
+    match inner
+        .shapes()
+        .apply(current, &mut |rule, secret| hit(rule, secret, "raw"))
+    {
+        Some(shaped) => Some(shaped),
+        None => text,
+    }
+}
+
+/// Replaces every occurrence of `needle` that does not overlap a placeholder; `None` if none did.
+fn replace_outside_placeholders(text: &str, needle: &str, with: &str) -> Option<String> {
+    if needle.is_empty() || !text.contains(needle) {
+        return None;
+    }
+    let spans = placeholder_spans(text);
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut changed = false;
+    for (at, _) in text.match_indices(needle) {
+        let range = at..at + needle.len();
+        if overlaps(&spans, &range) {
+            continue;
+        }
+        out.push_str(&text[last..at]);
+        out.push_str(with);
+        last = range.end;
+        changed = true;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}

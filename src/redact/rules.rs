@@ -1,0 +1,413 @@
+//! Shape rules: secrets recognised by what they look like, wherever they appear in a string.
+//!
+//! The built-in rules run in a fixed order (`bearer` first so an `Authorization` value becomes one
+//! placeholder, `anthropic` before `openai` because `sk-ant-…` also fits `sk-…`); the user's
+//! patterns run before all of them. Each rule replaces every non-overlapping match, leftmost
+//! first, as the reference's global JavaScript regexes do. The patterns are the reference's,
+//! spelled for the `regex` crate with JavaScript's meaning kept: `\b` is an ASCII word boundary
+//! and `\s` is JavaScript's whitespace set.
+//!
+//! Two guards make a second pass a no-op: a match that overlaps a placeholder already in the
+//! text is left alone (a user pattern for eight hex digits would otherwise eat a placeholder's
+//! hash), and the chain is re-run on its own output until nothing changes, so a replacement that
+//! opens a word boundary for an earlier rule is settled in the first pass, not the second.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::placeholder::{contains_placeholder, overlaps, placeholder, placeholder_spans};
+
+/// JavaScript's `\s` as a class body (Unicode White_Space without U+0085, with U+FEFF).
+pub const JS_SPACE: &str =
+    r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+
+/// Names of the built-in rules, in order, plus `keyctx`: a user pattern may not take them.
+pub const BUILTIN_NAMES: [&str; 10] = [
+    "bearer",
+    "urlcreds",
+    "jwt",
+    "github",
+    "anthropic",
+    "openai",
+    "slack",
+    "aws",
+    "google",
+    "keyctx",
+];
+
+/// One built-in rule.
+pub struct Builtin {
+    pub name: &'static str,
+    regex: Regex,
+    /// Capture group holding the secret (the rest of the match is kept); `None` = whole match.
+    group: Option<usize>,
+    /// Literals one of which any match contains: a string with none of them is skipped without
+    /// running the regex.
+    needles: &'static [&'static str],
+}
+
+fn builtin(
+    name: &'static str,
+    pattern: &str,
+    group: Option<usize>,
+    needles: &'static [&'static str],
+) -> Builtin {
+    let regex = match Regex::new(pattern) {
+        Ok(r) => r,
+        // The patterns are constants checked by the unit tests; a failure here is a build bug.
+        Err(e) => panic!("built-in redaction rule {name} does not compile: {e}"),
+    };
+    Builtin {
+        name,
+        regex,
+        group,
+        needles,
+    }
+}
+
+/// The built-in rules, compiled once.
+pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
+    let b = r"(?-u:\b)";
+    vec![
+        builtin(
+            "bearer",
+            &format!(r"{b}Bearer[{JS_SPACE}]+([A-Za-z0-9._~+/=-]{{8,}})"),
+            Some(1),
+            &["Bearer"],
+        ),
+        // Any scheme: connection strings (postgres://, redis://, …) carry passwords too. The
+        // scheme is capped at 32 characters, as in the reference, which keeps it cheap there.
+        builtin(
+            "urlcreds",
+            &format!(r"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]+:([^{JS_SPACE}/@]+)@"),
+            Some(1),
+            &["://"],
+        ),
+        builtin(
+            "jwt",
+            &format!(
+                r"{b}eyJ[A-Za-z0-9_-]{{4,1024}}\.[A-Za-z0-9_-]{{4,8192}}\.[A-Za-z0-9_-]{{0,1024}}"
+            ),
+            None,
+            &["eyJ"],
+        ),
+        builtin(
+            "github",
+            &format!(r"{b}(?:github_pat_[A-Za-z0-9_]{{20,}}|gh[pousr]_[A-Za-z0-9]{{16,}})"),
+            None,
+            &["gh", "github_pat_"],
+        ),
+        builtin(
+            "anthropic",
+            &format!(r"{b}sk-ant-[A-Za-z0-9_-]{{8,}}"),
+            None,
+            &["sk-ant-"],
+        ),
+        builtin(
+            "openai",
+            &format!(r"{b}sk-[A-Za-z0-9_-]{{16,}}"),
+            None,
+            &["sk-"],
+        ),
+        builtin(
+            "slack",
+            &format!(r"{b}xox[baprs]-[A-Za-z0-9-]{{10,}}"),
+            None,
+            &["xox"],
+        ),
+        builtin(
+            "aws",
+            &format!(r"{b}AKIA[0-9A-Z]{{16}}{b}"),
+            None,
+            &["AKIA"],
+        ),
+        builtin(
+            "google",
+            &format!(r"{b}AIza[0-9A-Za-z_-]{{35}}"),
+            None,
+            &["AIza"],
+        ),
+    ]
+});
+
+/// Literals one of which every built-in match contains. A JSON string whose text holds none of
+/// them, and no `\u` or `\/` escape (which could spell one), needs no shape pass.
+pub const SHAPE_TRIGGERS: [&str; 13] = [
+    "Bearer",
+    "://",
+    "eyJ",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "xox",
+    "AKIA",
+    "AIza",
+];
+
+/// A user pattern from `--redact-config`: the whole match is the secret.
+#[derive(Debug, Clone)]
+pub struct UserPattern {
+    pub name: String,
+    pub regex: Regex,
+}
+
+/// How many times the chain is re-run on its own output at most. Each round that changes
+/// anything replaces a secret with a placeholder, which no rule touches again, so real input
+/// settles in one or two rounds; the bound only stops a pathological pattern from looping.
+const MAX_ROUNDS: usize = 8;
+
+/// The shape rules as configured: user patterns, then the built-ins, with the allow list.
+#[derive(Debug, Clone, Copy)]
+pub struct Shapes<'a> {
+    pub user: &'a [UserPattern],
+    pub allow: &'a HashSet<String>,
+}
+
+impl Shapes<'_> {
+    /// Runs the chain to a fixed point. `None` when nothing changed. `hit(rule, secret)` is
+    /// called once per secret replaced.
+    pub fn apply(&self, s: &str, hit: &mut dyn FnMut(&str, &str)) -> Option<String> {
+        let mut current: Option<String> = None;
+        for _ in 0..MAX_ROUNDS {
+            let text = current.as_deref().unwrap_or(s);
+            match self.round(text, hit) {
+                Some(next) => current = Some(next),
+                None => break,
+            }
+        }
+        current
+    }
+
+    fn round(&self, s: &str, hit: &mut dyn FnMut(&str, &str)) -> Option<String> {
+        let mut current: Option<String> = None;
+        for rule in self.user {
+            let text = current.as_deref().unwrap_or(s);
+            if let Some(next) = self.apply_rule(text, &rule.name, &rule.regex, None, hit) {
+                current = Some(next);
+            }
+        }
+        for rule in BUILTINS.iter() {
+            let text = current.as_deref().unwrap_or(s);
+            if !rule.needles.iter().any(|n| text.contains(n)) {
+                continue;
+            }
+            if let Some(next) = self.apply_rule(text, rule.name, &rule.regex, rule.group, hit) {
+                current = Some(next);
+            }
+        }
+        current
+    }
+
+    fn apply_rule(
+        &self,
+        s: &str,
+        name: &str,
+        regex: &Regex,
+        group: Option<usize>,
+        hit: &mut dyn FnMut(&str, &str),
+    ) -> Option<String> {
+        let spans = placeholder_spans(s);
+        let mut out = String::new();
+        let mut last = 0;
+        let mut changed = false;
+        let mut consider = |whole: std::ops::Range<usize>,
+                            secret: std::ops::Range<usize>,
+                            out: &mut String,
+                            last: &mut usize| {
+            let text = &s[secret.clone()];
+            if text.is_empty()
+                || overlaps(&spans, &whole)
+                || contains_placeholder(text)
+                || self.allow.contains(text)
+            {
+                return;
+            }
+            hit(name, text);
+            out.push_str(&s[*last..secret.start]);
+            out.push_str(&placeholder(name, text));
+            *last = secret.end;
+            changed = true;
+        };
+        match group {
+            None => {
+                for m in regex.find_iter(s) {
+                    consider(m.range(), m.range(), &mut out, &mut last);
+                }
+            }
+            Some(g) => {
+                for caps in regex.captures_iter(s) {
+                    let (Some(whole), Some(secret)) = (caps.get(0), caps.get(g)) else {
+                        continue;
+                    };
+                    consider(whole.range(), secret.range(), &mut out, &mut last);
+                }
+            }
+        }
+        if !changed {
+            return None;
+        }
+        out.push_str(&s[last..]);
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(s: &str) -> String {
+        let allow = HashSet::new();
+        let shapes = Shapes {
+            user: &[],
+            allow: &allow,
+        };
+        shapes
+            .apply(s, &mut |_, _| {})
+            .unwrap_or_else(|| s.to_owned())
+    }
+
+    const SECRETS: [(&str, &str); 8] = [
+        (
+            "jwt",
+            "eyJhbGciOiJub25lIn0.eyJub3RlIjoiTk9ULUEtUkVBTC1KV1QifQ.NOT-A-REAL-SIGNATURE",
+        ),
+        ("github", "ghp_NOTAREALTOKENFORTESTSONLY0000000000"),
+        (
+            "github",
+            "github_pat_NOT_A_REAL_PAT_FOR_TESTS_ONLY_0000000000",
+        ),
+        ("openai", "sk-NOT-A-REAL-OPENAI-KEY-000000"),
+        ("anthropic", "sk-ant-NOT-A-REAL-ANTHROPIC-KEY-0000"),
+        ("slack", "xoxb-NOT-A-REAL-SLACK-TOKEN-FIXTURE"),
+        ("aws", "AKIANOTAREALKEYXXX00"),
+        ("google", "AIzaNOT-A-REAL-GOOGLE-API-KEY-000000000"),
+    ];
+
+    #[test]
+    fn each_rule_replaces_the_whole_token() {
+        for (rule, secret) in SECRETS {
+            let out = redact(&format!("value: {secret} ."));
+            assert_eq!(
+                out,
+                format!("value: {} .", placeholder(rule, secret)),
+                "{rule}"
+            );
+        }
+    }
+
+    #[test]
+    fn group_rules_keep_their_context() {
+        assert_eq!(
+            redact("Bearer abcdefgh12345678, then more"),
+            format!(
+                "Bearer {}, then more",
+                placeholder("bearer", "abcdefgh12345678")
+            )
+        );
+        for (dsn, pw) in [
+            (
+                "postgres://app_user:s3cr3tP4ss@db.internal:5432/appdb",
+                "s3cr3tP4ss",
+            ),
+            (
+                "redis://default:r3d1sPassw0rd@cache:6379/0",
+                "r3d1sPassw0rd",
+            ),
+            (
+                "HTTPS://user:httpPassw0rd@api.example.com/v1",
+                "httpPassw0rd",
+            ),
+        ] {
+            assert_eq!(redact(dsn), dsn.replace(pw, &placeholder("urlcreds", pw)));
+        }
+    }
+
+    #[test]
+    fn negatives_untouched() {
+        for s in [
+            "the quick brown fox jumps over the lazy dog",
+            "ghp_tooshort",
+            "sk-abc123",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "AKIASHORT",
+            "hello-world-this-is-a-slug",
+            "https://example.com/path?query=1",
+            "postgres://app_user@db.internal:5432/appdb",
+            "xghp_NOTAREALTOKENFORTESTSONLY0000000000",
+            "AKIANOTAREALKEYXXX00X",
+            "bearer abcdefghijkl",
+        ] {
+            assert_eq!(redact(s), s, "{s}");
+        }
+    }
+
+    #[test]
+    fn anthropic_before_openai() {
+        let s = "sk-ant-NOT-A-REAL-ANTHROPIC-KEY-0000";
+        assert_eq!(redact(s), placeholder("anthropic", s));
+    }
+
+    #[test]
+    fn placeholders_are_not_redacted_again() {
+        let once = redact("postgres://user:hunter2hunter2@db.internal:5432/app");
+        assert!(
+            once.starts_with("postgres://user:[REDACTED:urlcreds:"),
+            "{once}"
+        );
+        assert_eq!(redact(&once), once);
+        let b = redact(
+            "Authorization: Bearer eyJhbGciOiJub25lIn0.eyJub3RlIjoiTk9ULUEtUkVBTC1KV1QifQ.x",
+        );
+        assert!(
+            b.starts_with("Authorization: Bearer [REDACTED:bearer:"),
+            "{b}"
+        );
+        assert_eq!(redact(&b), b);
+    }
+
+    #[test]
+    fn user_patterns_guarded_and_allowed() {
+        let hex = UserPattern {
+            name: "hex".into(),
+            regex: Regex::new(r"(?-u:\b)[0-9a-f]{8}(?-u:\b)").unwrap(),
+        };
+        let allow: HashSet<String> = ["sk-THIS-ONE-IS-PUBLIC-000000".to_owned()].into();
+        let shapes = Shapes {
+            user: std::slice::from_ref(&hex),
+            allow: &allow,
+        };
+        let once = shapes
+            .apply("Bearer NOT-A-REAL-BEARER-TOKEN-0000", &mut |_, _| {})
+            .unwrap();
+        assert!(once.starts_with("Bearer [REDACTED:bearer:"), "{once}");
+        assert_eq!(shapes.apply(&once, &mut |_, _| {}), None);
+        let loose = shapes.apply("loose deadbeef here", &mut |_, _| {}).unwrap();
+        assert_eq!(
+            loose,
+            format!("loose {} here", placeholder("hex", "deadbeef"))
+        );
+        assert_eq!(
+            shapes.apply("sk-THIS-ONE-IS-PUBLIC-000000", &mut |_, _| {}),
+            None
+        );
+    }
+
+    #[test]
+    fn replacement_opening_a_boundary_settles_in_one_pass() {
+        // google swallows its 35 characters and leaves `ghp_…` after a `]`, where github's
+        // leading word boundary now holds.
+        let s = format!(
+            "AIza{}ghp_NOTAREALTOKENFORTESTSONLY0000000000",
+            "A".repeat(35)
+        );
+        let once = redact(&s);
+        assert!(once.contains("[REDACTED:github:"), "{once}");
+        assert_eq!(redact(&once), once);
+    }
+}

@@ -1,0 +1,183 @@
+//! Interop with real third-party software: MCP servers from npm and PyPI, driven by the official
+//! TypeScript and Python SDK clients (all pinned in `interop/`, installed by
+//! `scripts/install-interop.sh`).
+//!
+//! Each test runs a scripted client session twice — once straight against the server, once
+//! through the binary under test — and compares what the client saw.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::record::{bin, read_cassette};
+
+pub fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop")
+}
+
+/// Whether the interop packages are installed; they must be, unless the run opted out.
+pub fn installed() -> bool {
+    let dir = interop_dir();
+    let ready = dir.join("node_modules/.bin/mcp-server-everything").exists()
+        && dir.join(".venv/bin/python").exists();
+    if !ready {
+        assert!(
+            std::env::var_os("MCP_CASSETTE_SKIP_INTEROP").is_some(),
+            "interop packages are missing: run scripts/install-interop.sh (or set MCP_CASSETTE_SKIP_INTEROP=1 to skip these tests)"
+        );
+        eprintln!(
+            "skipping interop test: MCP_CASSETTE_SKIP_INTEROP is set and interop/ is not installed"
+        );
+    }
+    ready
+}
+
+pub fn everything() -> Vec<String> {
+    vec![
+        interop_dir()
+            .join("node_modules/.bin/mcp-server-everything")
+            .display()
+            .to_string(),
+        "stdio".to_owned(),
+    ]
+}
+
+pub fn python() -> String {
+    interop_dir().join(".venv/bin/python").display().to_string()
+}
+
+pub fn python_tiny() -> Vec<String> {
+    vec![
+        python(),
+        interop_dir()
+            .join("python/tiny_server.py")
+            .display()
+            .to_string(),
+    ]
+}
+
+/// Runs the TypeScript SDK client scenario against `server` and returns its JSON report.
+pub fn ts_client(scenario: &str, server: &[String]) -> Value {
+    let mut cmd = Command::new("node");
+    cmd.current_dir(interop_dir())
+        .arg("ts-client.mjs")
+        .arg(scenario)
+        .arg("--")
+        .args(server);
+    run_client(cmd)
+}
+
+/// Runs the Python SDK client scenario (`mode`: legacy or auto) against `server`.
+pub fn py_client(scenario: &str, mode: &str, server: &[String]) -> Value {
+    let mut cmd = Command::new(python());
+    cmd.current_dir(interop_dir())
+        .arg("py-client.py")
+        .arg(scenario)
+        .arg(mode)
+        .arg("--")
+        .args(server);
+    run_client(cmd)
+}
+
+fn run_client(mut cmd: Command) -> Value {
+    let out = cmd.stdin(Stdio::null()).output().expect("client runs");
+    assert!(
+        out.status.success(),
+        "client failed: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "client printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// `mcp-cassette record -o <out> -- <server>` as a command line.
+pub fn through_record(out: &Path, server: &[String]) -> Vec<String> {
+    let mut argv = vec![
+        bin().to_owned(),
+        "record".to_owned(),
+        "-o".to_owned(),
+        out.display().to_string(),
+        "--".to_owned(),
+    ];
+    argv.extend(server.iter().cloned());
+    argv
+}
+
+#[test]
+fn ts_sdk_through_record_sees_what_it_sees_directly() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("everything.cassette.jsonl");
+    let direct = ts_client("everything", &everything());
+    let proxied = ts_client("everything", &through_record(&out, &everything()));
+    assert_eq!(direct["steps"], proxied["steps"]);
+    assert_eq!(direct["server"], proxied["server"]);
+    assert!(
+        !proxied["progress"].as_array().unwrap().is_empty(),
+        "progress notifications reached the client"
+    );
+
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era().map(|e| e.as_str()), Some("legacy"));
+    let methods: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.frame().and_then(|f| f.method()))
+        .collect();
+    for m in [
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "prompts/get",
+        "ping",
+        "notifications/progress",
+    ] {
+        assert!(methods.contains(&m), "{m} recorded: {methods:?}");
+    }
+}
+
+#[test]
+fn python_sdk_through_record_sees_what_it_sees_directly() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("everything-py.cassette.jsonl");
+    let direct = py_client("everything", "auto", &everything());
+    let proxied = py_client("everything", "auto", &through_record(&out, &everything()));
+    assert_eq!(direct["steps"], proxied["steps"]);
+    let (header, entries) = read_cassette(&out);
+    // The SDK probes server/discover first; the server refuses it, the handshake follows.
+    assert_eq!(
+        entries[0].frame().and_then(|f| f.method()),
+        Some("server/discover")
+    );
+    assert_eq!(header.era().map(|e| e.as_str()), Some("legacy"));
+}
+
+#[test]
+fn a_python_sdk_session_in_the_modern_era_is_recorded_as_modern() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("py.cassette.jsonl");
+    let direct = py_client("tiny", "auto", &python_tiny());
+    let proxied = py_client("tiny", "auto", &through_record(&out, &python_tiny()));
+    assert_eq!(direct["steps"], proxied["steps"]);
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era().map(|e| e.as_str()), Some("modern"));
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e.frame().and_then(|f| f.method()) == Some("initialize")),
+        "a modern session has no handshake"
+    );
+}
