@@ -436,6 +436,18 @@ fn a_server_that_exits_is_reported_at_once_with_status_and_stderr() {
         run.stderr
             .starts_with("loading config\nfatal: missing API_KEY\n")
     );
+
+    // Closing stdout while staying alive is as final as exiting.
+    let run = cassette(
+        &["check", "--stdio", "sh -c \"exec 1>&-; exec sleep 30\""],
+        &[],
+    );
+    assert_eq!(run.code, Some(2));
+    assert_eq!(
+        run.stderr,
+        "check failed: the server closed its stdout while waiting for \"initialize\" (nothing on its stderr)\n"
+    );
+    assert!(run.elapsed < Duration::from_secs(4), "{:?}", run.elapsed);
 }
 
 #[test]
