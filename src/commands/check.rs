@@ -22,6 +22,7 @@ use crate::transport::command_line::tokenize;
 enum Format {
     Text,
     Json,
+    Sarif,
 }
 
 /// The validated gates and format.
@@ -44,6 +45,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
             let text = match settings.format {
                 Format::Text => report::text::render(&report),
                 Format::Json => report::json::render(&report),
+                Format::Sarif => match sarif_document(&args, &report) {
+                    Ok(text) => text,
+                    Err(err) => {
+                        eprintln!("check failed: {err:#}");
+                        return ExitCode::from(2);
+                    }
+                },
             };
             let mut stdout = std::io::stdout().lock();
             // A reader that went away (`| head`) is not a reason to change the verdict.
@@ -57,6 +65,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The SARIF document, anchored as spec §11 orders (a bad `--sarif-location` is an error).
+fn sarif_document(args: &CheckArgs, report: &CheckReport) -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("failed to read the working directory")?;
+    let tokens = args
+        .target
+        .stdio
+        .as_deref()
+        .map(tokenize)
+        .unwrap_or_default();
+    let anchor = report::sarif::resolve_anchor(args.sarif_location.as_deref(), &tokens, &cwd)?;
+    if anchor.is_none() {
+        eprint!("{}", report::sarif::NO_ANCHOR_WARNING);
+    }
+    Ok(report::sarif::render_report(report, &cwd, anchor.as_ref()))
 }
 
 /// `--fail-on`, `--lint-fail-on` (default: `--fail-on`) and `--format`/`--json`, checked in the
@@ -80,12 +104,7 @@ fn settings(args: &CheckArgs) -> Result<Settings, String> {
     let format = match (args.json, args.format.as_str()) {
         (true, _) | (false, "json") => Format::Json,
         (false, "text") => Format::Text,
-        (false, "sarif") => {
-            return Err(
-                "check: --format sarif is not available in this build yet; use --format json"
-                    .to_owned(),
-            );
-        }
+        (false, "sarif") => Format::Sarif,
         (false, other) => {
             return Err(format!(
                 "check: --format must be text, json or sarif (got '{other}')"

@@ -54,6 +54,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod cassette;
 mod fields;
 mod rules;
 mod text;

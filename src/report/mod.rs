@@ -8,6 +8,7 @@
 //! exit 2 before any report exists).
 
 pub mod json;
+pub mod sarif;
 pub mod text;
 
 use serde::Serialize;
