@@ -130,8 +130,16 @@ impl<'t> Cursor<'t> {
         let mut escaped = false;
         if self.trusted {
             // Valid JSON: the string ends at the first quote preceded by an even number of
-            // backslashes. Searching for quotes alone skips runs of `\n` escapes in one step.
-            let mut from = self.i;
+            // backslashes. Most strings have no backslash and end at the first quote or
+            // backslash found; the rest are searched quote by quote, which skips runs of `\n`
+            // escapes in one step.
+            let first =
+                start + memchr::memchr2(b'"', b'\\', &self.bytes[start..]).ok_or(NotJson)?;
+            if self.bytes[first] == b'"' {
+                self.i = first + 1;
+                return Ok((&self.text[start..first], false));
+            }
+            let mut from = first;
             loop {
                 let at = from + memchr::memchr(b'"', &self.bytes[from..]).ok_or(NotJson)?;
                 let backslashes = self.bytes[start..at]
@@ -140,10 +148,8 @@ impl<'t> Cursor<'t> {
                     .take_while(|&&b| b == b'\\')
                     .count();
                 if backslashes % 2 == 0 {
-                    let content = &self.text[start..at];
                     self.i = at + 1;
-                    let escaped = memchr::memchr(b'\\', content.as_bytes()).is_some();
-                    return Ok((content, escaped));
+                    return Ok((&self.text[start..at], true));
                 }
                 from = at + 1;
             }
