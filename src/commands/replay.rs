@@ -1,9 +1,119 @@
-//! `replay` (not available in this build yet).
+//! `replay`: validate flags, build the index, serve it on stdio, report, map the outcome to an exit
+//! code (1 for a startup error; then per `--on-miss`).
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use crate::cli::ReplayArgs;
+use anyhow::{anyhow, bail};
 
-pub fn run(_args: ReplayArgs) -> ExitCode {
-    super::not_built("replay")
+use crate::cassette::{Reader, Transport};
+use crate::cli::ReplayArgs;
+use crate::redact::{RedactConfig, Redactor, check_config_hash};
+use crate::replay::passthrough::{Appender, Passthrough};
+use crate::replay::{Index, OnMiss, Session, stdio};
+
+pub fn run(args: ReplayArgs) -> ExitCode {
+    match replay(args) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
+    let Ok(on_miss) = args.on_miss.parse::<OnMiss>() else {
+        bail!(
+            "replay: unknown --on-miss \"{}\" (expected error, warn, or passthrough)",
+            args.on_miss
+        );
+    };
+    if args.timing != "none" && args.timing != "recorded" {
+        bail!(
+            "replay: unknown --timing \"{}\" (expected none or recorded)",
+            args.timing
+        );
+    }
+    if args.listen.is_some() {
+        let reader = Reader::open(&args.cassette)?;
+        if reader.header().transport() == Transport::Stdio {
+            bail!(
+                "replay --listen serves HTTP cassettes; {} was recorded over stdio. Replay it without --listen to serve it on stdio",
+                args.cassette.display()
+            );
+        }
+        bail!(
+            "replay --listen is not available in this build yet; replay the cassette on stdio (without --listen)"
+        );
+    }
+    if args.timing != "none" {
+        bail!(
+            "replay --timing applies to streamed answers, which only --listen serves. Add --listen or drop --timing"
+        );
+    }
+    if on_miss == OnMiss::Passthrough && args.command.is_empty() {
+        bail!(
+            "replay --on-miss passthrough needs the real server command: mcp-cassette replay <cassette> --on-miss passthrough -- <server command...>"
+        );
+    }
+
+    let (redactor, given_hash) = match &args.redact_config {
+        Some(path) => {
+            let config = RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?;
+            let hash = config.hash();
+            (Redactor::with_config(&config), hash)
+        }
+        None => (Redactor::builtin(), None),
+    };
+    let index = build_index(&args.cassette, &args.volatile, given_hash.as_deref())?;
+    for warning in &index.warnings {
+        if warning.starts_with("mcp-cassette") {
+            eprintln!("{warning}");
+        } else {
+            eprintln!(
+                "mcp-cassette replay: {}: {warning}; serving it anyway (mcp-cassette lint reports this as an error)",
+                args.cassette.display()
+            );
+        }
+    }
+    let mut passthrough = (on_miss == OnMiss::Passthrough).then(|| {
+        let recorded_redaction = index.redact_requests.then(|| redactor.clone());
+        let appender = Appender::new(
+            &args.cassette,
+            index.header.started_at(),
+            index.highest_live,
+            recorded_redaction,
+        );
+        Passthrough::new(args.command.clone(), appender)
+    });
+    let mut session = Session::new(index, redactor, on_miss);
+
+    let mut diag = std::io::stderr();
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    stdio::serve(
+        &mut session,
+        stdin.lock(),
+        stdout.lock(),
+        &mut diag,
+        passthrough.as_mut(),
+    )
+    .map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
+    stdio::report(&session, passthrough.as_ref(), &mut diag);
+    Ok(stdio::exit_code(&session, passthrough.as_ref()))
+}
+
+/// Reads the cassette and builds its index, refusing a redaction config that is not the one the
+/// recording ran under.
+fn build_index(
+    path: &Path,
+    volatile: &[String],
+    given_hash: Option<&str>,
+) -> anyhow::Result<Index> {
+    let reader = Reader::open(path)?;
+    let header = reader.header().clone();
+    check_config_hash(header.config_hash(), given_hash)
+        .map_err(|why| anyhow!(why.replay_message()))?;
+    Ok(Index::build(header, reader, volatile, path)?)
 }

@@ -1,10 +1,13 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod check;
 mod contract;
 mod fixtures;
 mod interop;
 mod lint;
 mod lint_cassette;
+mod readme;
 mod record;
 mod redact;
+mod replay;
 mod sarif;

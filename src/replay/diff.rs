@@ -1,0 +1,309 @@
+//! Structural difference between two JSON values, as RFC 6901 JSON Pointer paths.
+//!
+//! Shared by replay's miss diagnosis (which argument drifted from the nearest recording) and
+//! `verify` (which part of a live answer drifted from the recorded one). It compares values, not
+//! text: `1` and `1.0` are the same number, as they are to the JavaScript reference. Arrays are
+//! compared position by position, because a cassette pins one concrete payload and an element that
+//! moved really is a different payload.
+
+use serde_json::Value;
+
+use crate::protocol::canonical::js_number;
+
+/// One place where the two values differ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffEntry {
+    /// JSON Pointer to the differing value; `""` is the whole value.
+    pub path: String,
+    /// The value on the recorded side, `None` when the member or element is absent there.
+    pub recorded: Option<Value>,
+    /// The value on the live side, `None` when absent there.
+    pub live: Option<Value>,
+    /// The nearest object key enclosing the value (array elements inherit their array's key), so a
+    /// renderer can redact the value in the context it had.
+    pub key: Option<String>,
+}
+
+/// RFC 6901 escaping of one segment: `~` becomes `~0`, `/` becomes `~1`.
+pub fn escape_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Splits a JSON Pointer into unescaped segments; `None` when it does not start with `/` (the empty
+/// pointer, the whole document, has no segments).
+pub fn split_pointer(pointer: &str) -> Option<Vec<String>> {
+    if pointer.is_empty() {
+        return Some(Vec::new());
+    }
+    let rest = pointer.strip_prefix('/')?;
+    Some(
+        rest.split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
+}
+
+/// Every path where `recorded` and `live` differ, objects by sorted key, arrays by position.
+pub fn diff_values(recorded: &Value, live: &Value) -> Vec<DiffEntry> {
+    let mut out = Vec::new();
+    walk(recorded, live, &mut String::new(), None, &mut out);
+    out
+}
+
+fn walk(
+    recorded: &Value,
+    live: &Value,
+    path: &mut String,
+    key: Option<&str>,
+    out: &mut Vec<DiffEntry>,
+) {
+    let here =
+        |path: &str, recorded: Option<&Value>, live: Option<&Value>, key: Option<&str>| DiffEntry {
+            path: path.to_owned(),
+            recorded: recorded.cloned(),
+            live: live.cloned(),
+            key: key.map(str::to_owned),
+        };
+    match (recorded, live) {
+        (Value::Array(a), Value::Array(b)) => {
+            for i in 0..a.len().max(b.len()) {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                match (a.get(i), b.get(i)) {
+                    (Some(x), Some(y)) => walk(x, y, path, key, out),
+                    (x, y) => out.push(here(path, x, y, key)),
+                }
+                path.truncate(len);
+            }
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            let mut keys: Vec<&String> = a
+                .keys()
+                .chain(b.keys().filter(|k| !a.contains_key(*k)))
+                .collect();
+            // JavaScript's default sort compares UTF-16 code units.
+            keys.sort_by(|x, y| x.encode_utf16().cmp(y.encode_utf16()));
+            for k in keys {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&escape_segment(k));
+                match (a.get(k.as_str()), b.get(k.as_str())) {
+                    (Some(x), Some(y)) => walk(x, y, path, Some(k), out),
+                    (x, y) => out.push(here(path, x, y, Some(k))),
+                }
+                path.truncate(len);
+            }
+        }
+        (a, b) if same_value(a, b) => {}
+        (a, b) => out.push(here(path, Some(a), Some(b), key)),
+    }
+}
+
+/// Equality of two leaves as JavaScript's `Object.is` sees parsed JSON: numbers by value.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q || (p.is_nan() && q.is_nan()),
+            _ => x == y,
+        },
+        (Value::Array(_), _) | (Value::Object(_), _) => false,
+        _ => a == b,
+    }
+}
+
+/// A short single-line rendering of a value for people: its JSON (numbers spelled as JavaScript
+/// spells them), `(absent)` for a missing one, cut to `max` UTF-16 units with a trailing `…`.
+pub fn format_value(value: Option<&Value>, max: usize) -> String {
+    let text = match value {
+        None => return "(absent)".to_owned(),
+        Some(v) => {
+            // Only the head is ever shown: a 50 MB argument is not serialised whole to show 60
+            // characters of it.
+            let mut out = String::new();
+            write_js(v, &mut out, Some(max.saturating_mul(4) + 16));
+            out
+        }
+    };
+    let units = text.encode_utf16().count();
+    if units <= max {
+        return text;
+    }
+    let mut kept = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.len_utf16();
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    kept.push('…');
+    kept
+}
+
+/// `JSON.stringify`: members in their order, numbers as JavaScript prints them.
+pub fn js_stringify(value: &Value) -> String {
+    let mut out = String::new();
+    write_js(value, &mut out, None);
+    out
+}
+
+/// Writes `value` as JSON; with a `cap`, stops soon after the text passes that many bytes.
+fn write_js(value: &Value, out: &mut String, cap: Option<usize>) {
+    if cap.is_some_and(|c| out.len() > c) {
+        return;
+    }
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.is_finite() => out.push_str(&js_number(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_js(item, out, cap);
+                if cap.is_some_and(|c| out.len() > c) {
+                    return;
+                }
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_js(v, out, cap);
+                if cap.is_some_and(|c| out.len() > c) {
+                    return;
+                }
+            }
+            out.push('}');
+        }
+        Value::String(s) => match cap {
+            Some(c) if s.len() > c => {
+                let head: String = s.chars().take(c).collect();
+                out.push_str(&Value::String(head).to_string());
+            }
+            _ => out.push_str(&Value::String(s.clone()).to_string()),
+        },
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Removes what a JSON Pointer (given as segments) names from `value`: an object member is
+/// deleted, an array element is replaced by the string `"[ignored]"` so that later elements keep
+/// their indices. A path that does not exist, or a non-numeric segment under an array, changes
+/// nothing. Returns whether anything changed.
+pub fn remove_pointer(value: &mut Value, segments: &[String]) -> bool {
+    let Some((last, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut here = value;
+    for seg in parents {
+        here = match here {
+            Value::Object(map) => match map.get_mut(seg.as_str()) {
+                Some(v) => v,
+                None => return false,
+            },
+            Value::Array(items) => match array_index(seg).and_then(|i| items.get_mut(i)) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match here {
+        Value::Object(map) => map.shift_remove(last.as_str()).is_some(),
+        Value::Array(items) => match array_index(last).and_then(|i| items.get_mut(i)) {
+            Some(slot) => {
+                *slot = Value::String("[ignored]".to_owned());
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
+fn array_index(segment: &str) -> Option<usize> {
+    if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    segment.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn paths(a: Value, b: Value) -> Vec<String> {
+        diff_values(&a, &b).into_iter().map(|d| d.path).collect()
+    }
+
+    #[test]
+    fn objects_arrays_and_numbers() {
+        assert!(
+            paths(
+                json!({"a": 1, "b": [1, 2]}),
+                json!({"b": [1.0, 2], "a": 1.0})
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            paths(json!({"a": 1, "b": 2}), json!({"a": 5, "b": 5})),
+            ["/a", "/b"]
+        );
+        assert_eq!(paths(json!([1, 2]), json!([1, 2, 3])), ["/2"]);
+        assert_eq!(paths(json!({"x": 1}), json!({})), ["/x"]);
+        assert_eq!(paths(json!({"a/b~": 1}), json!({"a/b~": 2})), ["/a~1b~0"]);
+        assert_eq!(paths(json!(1), json!("1")), [""]);
+        assert_eq!(paths(json!({"a": {}}), json!({"a": []})), ["/a"]);
+    }
+
+    #[test]
+    fn entries_carry_values_and_key_context() {
+        let d = diff_values(&json!({"token": ["a", "b"]}), &json!({"token": ["a", "c"]}));
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].path, "/token/1");
+        assert_eq!(d[0].key.as_deref(), Some("token"));
+        assert_eq!(d[0].recorded, Some(json!("b")));
+        let d = diff_values(&json!({}), &json!({"n": 1}));
+        assert_eq!(d[0].recorded, None);
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_value(None, 60), "(absent)");
+        assert_eq!(
+            format_value(Some(&json!({"b": 1.0, "a": "x"})), 60),
+            r#"{"b":1,"a":"x"}"#
+        );
+        let long = format_value(Some(&json!("x".repeat(100))), 60);
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn pointers() {
+        assert_eq!(split_pointer("/a~1b/~0c").unwrap(), ["a/b", "~c"]);
+        assert_eq!(split_pointer("").unwrap(), Vec::<String>::new());
+        assert!(split_pointer("a").is_none());
+        let mut v = json!({"a": [1, 2, 3], "b": {"c": 1}});
+        assert!(remove_pointer(&mut v, &split_pointer("/a/1").unwrap()));
+        assert!(remove_pointer(&mut v, &split_pointer("/b/c").unwrap()));
+        assert!(!remove_pointer(&mut v, &split_pointer("/a/x").unwrap()));
+        assert!(!remove_pointer(&mut v, &split_pointer("/a/9").unwrap()));
+        assert!(!remove_pointer(&mut v, &split_pointer("/z/q").unwrap()));
+        assert_eq!(v, json!({"a": [1, "[ignored]", 3], "b": {}}));
+    }
+}

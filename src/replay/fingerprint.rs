@@ -1,0 +1,281 @@
+//! What a request is matched on: its fingerprint.
+//!
+//! Components are joined with U+0000, which can appear neither in a method name nor in JSON text,
+//! so no crafted tool name or argument can make two different requests collide. Canonical JSON
+//! (sorted keys, numbers as JavaScript spells them) makes `{"a":1.0,"b":2}` and `{"b":2,"a":1}`
+//! the same request, as they are to the reference.
+//!
+//! | method | fingerprint |
+//! |---|---|
+//! | `initialize`, `ping`, `tools/list`, `resources/list`, `prompts/list`, `resources/templates/list` | the method alone |
+//! | `tools/call` | name and arguments, plus the MRTR retry fields when present |
+//! | anything else | method and params without top-level `_meta` and `cursor` |
+//!
+//! Callers hand in params that were already redacted (when the cassette was) and had declared
+//! volatile fields dropped: the order the recorder applied them in.
+
+use serde_json::{Map, Value};
+
+use super::canonical::{self, Node};
+use crate::protocol::canonical::js_number;
+
+/// Methods matched on their name alone: their params (client info, cursors) say nothing about
+/// which answer the client wants.
+pub const METHOD_ONLY: [&str; 6] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "resources/list",
+    "prompts/list",
+    "resources/templates/list",
+];
+
+/// Reads with no side effect whose last recording stays a true answer however often a client asks
+/// again (beyond the reference, which misses on the second `tools/list`).
+pub const IDEMPOTENT: [&str; 6] = [
+    "initialize",
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// The MRTR fields a retry carries beside its ordinary params.
+pub const MRTR_FIELDS: [&str; 2] = ["inputResponses", "requestState"];
+
+pub const TOOLS_CALL: &str = "tools/call";
+pub const TASKS_GET: &str = "tasks/get";
+
+const SEP: char = '\u{0}';
+
+/// The fingerprint of a request whose params are already in matching shape.
+pub fn fingerprint(method: &str, params: Option<&Value>) -> String {
+    if METHOD_ONLY.contains(&method) {
+        return method.to_owned();
+    }
+    let node = params.map(Node::from_value);
+    fingerprint_node(method, node.as_ref())
+}
+
+/// The fingerprint of a request read straight from its params' JSON text (the hot path: no
+/// [`Value`] is built). `None` when the text is not JSON.
+pub fn fingerprint_text(method: &str, params: Option<&str>) -> Option<String> {
+    if METHOD_ONLY.contains(&method) {
+        return Some(method.to_owned());
+    }
+    let node = match params {
+        Some(text) => Some(Node::parse(text).ok()?),
+        None => None,
+    };
+    Some(fingerprint_node(method, node.as_ref()))
+}
+
+/// The fingerprint over a borrowed tree of params already in matching shape.
+pub fn fingerprint_node(method: &str, params: Option<&Node<'_>>) -> String {
+    if METHOD_ONLY.contains(&method) {
+        return method.to_owned();
+    }
+    let mut fp = String::with_capacity(64);
+    if method == TOOLS_CALL {
+        if let Some(p @ Node::Obj(members)) = params {
+            fp.push_str(TOOLS_CALL);
+            fp.push(SEP);
+            match p.get("name") {
+                Some(Node::Str(name)) => fp.push_str(name),
+                Some(name) => fp.push_str(&name.js_string()),
+                None => fp.push_str("undefined"),
+            }
+            fp.push(SEP);
+            match p.get("arguments") {
+                None | Some(Node::Null) => fp.push_str("{}"),
+                Some(args) => canonical::write(args, &mut fp),
+            }
+            if members
+                .iter()
+                .any(|(k, _)| MRTR_FIELDS.contains(&k.as_ref()))
+            {
+                fp.push(SEP);
+                canonical::write_members(
+                    members
+                        .iter()
+                        .filter(|(k, _)| MRTR_FIELDS.contains(&k.as_ref()))
+                        .map(|(k, v)| (k.as_ref(), v)),
+                    &mut fp,
+                );
+            }
+            return fp;
+        }
+    }
+    fp.push_str(method);
+    fp.push(SEP);
+    let kept = |k: &str| k != "_meta" && k != "cursor";
+    match params {
+        Some(Node::Obj(members)) => canonical::write_members(
+            members
+                .iter()
+                .filter(|(k, _)| kept(k))
+                .map(|(k, v)| (k.as_ref(), v)),
+            &mut fp,
+        ),
+        // The reference spreads params into an object, so an array is keyed by index.
+        Some(Node::Arr(items)) => {
+            let keys: Vec<String> = (0..items.len()).map(|i| i.to_string()).collect();
+            canonical::write_members(keys.iter().map(String::as_str).zip(items.iter()), &mut fp);
+        }
+        _ => fp.push_str("{}"),
+    }
+    fp
+}
+
+/// The retry part of params (`inputResponses`, `requestState` as present); `None` when the request
+/// is not an MRTR retry.
+pub fn mrtr_part(params: Option<&Value>) -> Option<Value> {
+    let Some(Value::Object(p)) = params else {
+        return None;
+    };
+    let mut part = Map::new();
+    for key in MRTR_FIELDS {
+        if let Some(v) = p.get(key) {
+            part.insert(key.to_owned(), v.clone());
+        }
+    }
+    (!part.is_empty()).then_some(Value::Object(part))
+}
+
+/// Whether a request is an MRTR retry (it carries either retry field).
+pub fn is_mrtr_retry(params: Option<&Value>) -> bool {
+    matches!(params, Some(Value::Object(p)) if MRTR_FIELDS.iter().any(|k| p.contains_key(*k)))
+}
+
+/// JavaScript's `String(value)` for a member that may be absent: what the reference hashes a tool
+/// name with, so an absent name is `"undefined"`.
+pub fn js_string(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(f) => js_number(f),
+            None => n.to_string(),
+        },
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Null => String::new(),
+                other => js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".to_owned(),
+    }
+}
+
+/// The display form of a fingerprint (NUL shown as `␀`), for messages.
+pub fn display(fp: &str) -> String {
+    fp.replace(SEP, "␀")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fp(method: &str, params: Value) -> String {
+        display(&fingerprint(method, Some(&params)))
+    }
+
+    #[test]
+    fn method_only() {
+        assert_eq!(fp("tools/list", json!({"cursor": "x"})), "tools/list");
+        assert_eq!(fingerprint("initialize", None), "initialize");
+    }
+
+    #[test]
+    fn tools_call_is_canonical() {
+        let a = fp(
+            "tools/call",
+            json!({"name": "add", "arguments": {"b": 2, "a": 1.0}, "_meta": {"progressToken": 4}}),
+        );
+        let b = fp(
+            "tools/call",
+            json!({"arguments": {"a": 1, "b": 2}, "name": "add"}),
+        );
+        assert_eq!(a, b);
+        assert_eq!(a, r#"tools/call␀add␀{"a":1,"b":2}"#);
+        assert_eq!(fp("tools/call", json!({"name": "x"})), "tools/call␀x␀{}");
+        assert_eq!(
+            fp("tools/call", json!({"name": "x", "arguments": null})),
+            "tools/call␀x␀{}"
+        );
+        assert_eq!(
+            fp("tools/call", json!({"arguments": {}})),
+            "tools/call␀undefined␀{}"
+        );
+    }
+
+    #[test]
+    fn retries_differ_from_their_call() {
+        let call = fp("tools/call", json!({"name": "x", "arguments": {}}));
+        let retry = fp(
+            "tools/call",
+            json!({"name": "x", "arguments": {}, "inputResponses": {"k": 1}}),
+        );
+        assert_ne!(call, retry);
+        assert_eq!(retry, r#"tools/call␀x␀{}␀{"inputResponses":{"k":1}}"#);
+        assert!(is_mrtr_retry(Some(&json!({"requestState": "s"}))));
+        assert!(!is_mrtr_retry(Some(&json!({"name": "x"}))));
+    }
+
+    #[test]
+    fn generic_drops_meta_and_cursor() {
+        assert_eq!(
+            fp(
+                "resources/read",
+                json!({"uri": "a", "_meta": {"x": 1}, "cursor": "c"})
+            ),
+            r#"resources/read␀{"uri":"a"}"#
+        );
+        assert_eq!(display(&fingerprint("custom/x", None)), "custom/x␀{}");
+        assert_eq!(fp("custom/x", json!({})), "custom/x␀{}");
+        // A tools/call with no params object falls to the generic rule, as in the reference.
+        assert_eq!(display(&fingerprint("tools/call", None)), "tools/call␀{}");
+    }
+
+    #[test]
+    fn text_and_value_paths_agree() {
+        for (method, params) in [
+            (
+                "tools/call",
+                r#"{"name":"a","arguments":{"y":[1.0,{"b":null,"a":"\u00e9"}],"x":true},"_meta":{"p":1}}"#,
+            ),
+            (
+                "tools/call",
+                r#"{"name":7,"requestState":"s","inputResponses":{"k":{"z":1,"a":2}}}"#,
+            ),
+            ("resources/read", r#"{"uri":"x","cursor":"c","_meta":{}}"#),
+            ("custom", r#"[1,{"a":2}]"#),
+            ("custom", "5"),
+        ] {
+            let v: Value = serde_json::from_str(params).unwrap();
+            assert_eq!(
+                fingerprint_text(method, Some(params)).unwrap(),
+                fingerprint(method, Some(&v)),
+                "{params}"
+            );
+        }
+        assert_eq!(
+            fingerprint_text("custom", None).unwrap(),
+            fingerprint("custom", None)
+        );
+        assert!(fingerprint_text("custom", Some("{")).is_none());
+    }
+
+    #[test]
+    fn js_strings() {
+        assert_eq!(js_string(Some(&json!(1.0))), "1");
+        assert_eq!(js_string(Some(&json!([1, null, "a"]))), "1,,a");
+        assert_eq!(js_string(Some(&json!({}))), "[object Object]");
+    }
+}

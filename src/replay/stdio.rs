@@ -1,0 +1,311 @@
+//! The stdio front-end: client messages on stdin, one per line; answers and the recorded server's
+//! own frames on stdout; diagnostics on stderr.
+//!
+//! Lines are handled strictly in arrival order, a passthrough forward included. Output is buffered
+//! and flushed whenever no more input is already waiting, so a pipelining client gets its answers
+//! in large writes while an interactive one gets each answer before the replay blocks on its next
+//! read. A line that is not a JSON-RPC message is answered with a JSON-RPC error (id `null` unless
+//! its id was legible) and a stderr note, and serving goes on.
+
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+
+use super::passthrough::Passthrough;
+use super::session::{Outcome, Session};
+use super::wire::{Message, Outbound};
+use super::{LISTEN_NOT_FORWARDED, OnMiss};
+use crate::protocol::LISTEN_METHOD;
+
+/// Longest client line accepted whole (a request may carry a large argument).
+pub const MAX_LINE: usize = 256 * 1024 * 1024;
+const PREFIX: &str = "mcp-cassette replay: ";
+
+/// What one bounded read found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// A line is in the buffer (terminator and a trailing `\r` removed).
+    Line,
+    /// A line longer than the limit was skipped; its length in bytes.
+    TooLong(usize),
+    /// End of input.
+    Eof,
+}
+
+/// Reads one LF-terminated line into `buf` without holding more than `limit` bytes of it.
+pub fn read_bounded(
+    input: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<LineRead> {
+    buf.clear();
+    let mut skipped = 0usize;
+    let mut any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        any = true;
+        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if skipped > 0 || buf.len() + take > limit + 1 {
+            skipped += take + buf.len();
+            buf.clear();
+        } else {
+            buf.extend_from_slice(&available[..take]);
+        }
+        input.consume(take);
+        if done {
+            break;
+        }
+    }
+    if !any {
+        return Ok(LineRead::Eof);
+    }
+    if skipped > 0 {
+        return Ok(LineRead::TooLong(skipped));
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(LineRead::Line)
+}
+
+/// Serves `session` over `input`/`output` until the input ends or the client stops reading.
+/// Diagnostics go to `diag`. `passthrough` is required for `--on-miss passthrough`.
+pub fn serve(
+    session: &mut Session,
+    input: impl Read,
+    output: impl Write,
+    diag: &mut dyn Write,
+    mut passthrough: Option<&mut Passthrough>,
+) -> io::Result<()> {
+    let mut input = BufReader::with_capacity(1 << 16, input);
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let mut buf = Vec::with_capacity(1 << 12);
+    let mut line_no = 0u64;
+    if session.server_requests() > 0 {
+        note(
+            diag,
+            &format!(
+                "{} server-initiated request(s) in the cassette are not replayed",
+                session.server_requests()
+            ),
+        );
+    }
+    let initial = session.take_initial();
+    if write_all(&mut out, &initial)
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return Ok(());
+    }
+    loop {
+        line_no += 1;
+        let read = read_bounded(&mut input, &mut buf, MAX_LINE)?;
+        let written = match read {
+            LineRead::Eof => break,
+            LineRead::TooLong(n) => {
+                note(
+                    diag,
+                    &format!(
+                        "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
+                    ),
+                );
+                let answer = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32600,\"message\":\"mcp-cassette replay: invalid request: a line of {n} bytes is over the {MAX_LINE}-byte limit\"}}}}"
+                );
+                write_all(&mut out, &[Outbound::Owned(answer)])
+            }
+            LineRead::Line => match std::str::from_utf8(&buf) {
+                Err(_) => {
+                    note(
+                        diag,
+                        &format!(
+                            "line {line_no} from the client is not valid UTF-8; answered with error -32700"
+                        ),
+                    );
+                    let answer = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"mcp-cassette replay: parse error: the line is not valid UTF-8\"}}";
+                    write_all(&mut out, &[Outbound::Owned(answer.to_owned())])
+                }
+                Ok(text) if text.trim().is_empty() => Ok(()),
+                Ok(text) => handle_line(
+                    session,
+                    text,
+                    line_no,
+                    &mut out,
+                    diag,
+                    passthrough.as_deref_mut(),
+                ),
+            },
+        };
+        // The client stopped reading: nothing more can reach it.
+        if written.is_err() {
+            break;
+        }
+        if input.buffer().is_empty() && out.flush().is_err() {
+            break;
+        }
+    }
+    let _ = out.flush();
+    if let Some(p) = passthrough {
+        p.close();
+    }
+    Ok(())
+}
+
+fn handle_line(
+    session: &mut Session,
+    text: &str,
+    line_no: u64,
+    out: &mut BufWriter<impl Write>,
+    diag: &mut dyn Write,
+    passthrough: Option<&mut Passthrough>,
+) -> io::Result<()> {
+    let handled = match session.handle_text(text) {
+        Ok(h) => h,
+        Err(bad) => {
+            note(
+                diag,
+                &format!(
+                    "line {line_no} from the client is not a JSON-RPC message ({}); answered with error {}",
+                    bad.detail(),
+                    bad.code()
+                ),
+            );
+            return write_all(out, &[Outbound::Owned(bad.answer())]);
+        }
+    };
+    let mut exchange = handled.exchange;
+    let request = match &handled.message {
+        Some(Message::Request(r)) => Some(r),
+        _ => None,
+    };
+    match (&exchange.outcome, request) {
+        (Outcome::Missed { diagnosis, .. }, Some(request)) => {
+            let shown = session.redactor().redact_text(&request.method).0;
+            note(
+                diag,
+                &format!("fingerprint miss for \"{shown}\": {diagnosis}"),
+            );
+            if session.on_miss() == OnMiss::Passthrough {
+                match passthrough {
+                    Some(p) if request.method != LISTEN_METHOD => {
+                        // Everything answered so far goes out before the wait.
+                        out.flush()?;
+                        exchange.answer = Some(p.forward(request, text, diag));
+                    }
+                    _ => note(diag, LISTEN_NOT_FORWARDED),
+                }
+            }
+        }
+        (Outcome::Borrowed { diagnosis, .. }, Some(request)) => {
+            let shown = session.redactor().redact_text(&request.method).0;
+            note(
+                diag,
+                &format!(
+                    "answered \"{shown}\" with another recording of the same method (--on-miss warn): {diagnosis}"
+                ),
+            );
+        }
+        (Outcome::Rejected { detail }, _) => {
+            note(
+                diag,
+                &format!("line {line_no} from the client was answered with error -32600: {detail}"),
+            );
+        }
+        _ => {}
+    }
+    if !exchange.before.is_empty() && exchange.answer.is_some() {
+        // What the server said before its answer (progress, log messages) goes out on its own,
+        // and the answer a moment later, as on the wire. Some clients — the official TypeScript
+        // SDK among them — run notification handlers on a later tick than responses, so a
+        // progress notification that arrives in the same read as its request's answer finds
+        // the request already settled and is dropped.
+        for frame in exchange.before.iter().chain(&exchange.streamed) {
+            frame.write_line(out)?;
+        }
+        out.flush()?;
+        std::thread::sleep(BEFORE_ANSWER_PAUSE);
+        for frame in exchange.answer.iter().chain(&exchange.after) {
+            frame.write_line(out)?;
+        }
+        return Ok(());
+    }
+    for frame in exchange.frames() {
+        frame.write_line(out)?;
+    }
+    Ok(())
+}
+
+/// The gap between frames recorded ahead of an answer and the answer itself (see `handle_line`).
+const BEFORE_ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+
+fn write_all(out: &mut impl Write, frames: &[Outbound]) -> io::Result<()> {
+    for f in frames {
+        f.write_line(out)?;
+    }
+    Ok(())
+}
+
+fn note(diag: &mut dyn Write, message: &str) {
+    let _ = writeln!(diag, "{PREFIX}{message}");
+}
+
+/// The exit status a finished session earns: `error` fails on any miss, `warn` never, and
+/// `passthrough` only when a forward failed.
+pub fn exit_code(session: &Session, passthrough: Option<&Passthrough>) -> u8 {
+    match session.on_miss() {
+        OnMiss::Error if session.stats().misses > 0 => 1,
+        OnMiss::Passthrough if passthrough.is_some_and(|p| p.failures > 0) => 1,
+        _ => 0,
+    }
+}
+
+/// Writes the end-of-session summary to `diag`.
+pub fn report(session: &Session, passthrough: Option<&Passthrough>, diag: &mut dyn Write) {
+    let path = passthrough.map(|p| p.path().display().to_string());
+    let forwarded = passthrough
+        .zip(path.as_deref())
+        .map(|(p, path)| (p.appended, p.failures, path));
+    for line in session.summary(forwarded) {
+        note(diag, &line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_lines() {
+        let mut input = BufReader::with_capacity(4, &b"ab\r\ncdefghij\nk"[..]);
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_bounded(&mut input, &mut buf, 5).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(buf, b"ab");
+        assert_eq!(
+            read_bounded(&mut input, &mut buf, 5).unwrap(),
+            LineRead::TooLong(9)
+        );
+        assert_eq!(
+            read_bounded(&mut input, &mut buf, 5).unwrap(),
+            LineRead::Line
+        );
+        assert_eq!(buf, b"k");
+        assert_eq!(
+            read_bounded(&mut input, &mut buf, 5).unwrap(),
+            LineRead::Eof
+        );
+    }
+}

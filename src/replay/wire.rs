@@ -1,0 +1,504 @@
+//! Frames as replay reads and writes them: incoming client lines parsed in one pass, and recorded
+//! frames sent back byte for byte except for the one or two values that must change (the response
+//! id, a subscription tag), which are spliced into the recorded text rather than re-serialised.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::Id;
+use crate::protocol::SUBSCRIPTION_ID_KEY;
+
+/// A request from the client: it expects an answer.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub id: Id,
+    pub method: String,
+    /// The params exactly as sent (absent or `null` is `None`).
+    pub params: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// A request built from parsed parts.
+    pub fn new(id: Id, method: &str, params: Option<&Value>) -> Request {
+        Request {
+            id,
+            method: method.to_owned(),
+            params: params
+                .filter(|p| !p.is_null())
+                .and_then(|p| serde_json::value::to_raw_value(p).ok()),
+        }
+    }
+
+    /// The params as a tree; an error names why they cannot be one (they nest too deep).
+    pub fn params_value(&self) -> Result<Option<Value>, String> {
+        match &self.params {
+            None => Ok(None),
+            Some(raw) => serde_json::from_str::<Value>(raw.get())
+                .map(|v| (!v.is_null()).then_some(v))
+                .map_err(|e| format!("its params cannot be read: {e}")),
+        }
+    }
+}
+
+/// One message from the client, classified.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Request(Request),
+    /// A notification (or a request whose id is `null`, which nothing can answer).
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    /// A response the client sent (to a server-initiated request replay never sends).
+    Response,
+}
+
+/// Why a client line is not a message replay can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Malformed {
+    /// Not JSON at all (JSON-RPC -32700).
+    Parse(String),
+    /// JSON, but not a JSON-RPC 2.0 message (JSON-RPC -32600); carries the id when one was legible.
+    Invalid { detail: String, id: Option<Id> },
+}
+
+impl Malformed {
+    pub fn code(&self) -> i64 {
+        match self {
+            Malformed::Parse(_) => -32700,
+            Malformed::Invalid { .. } => -32600,
+        }
+    }
+
+    pub fn detail(&self) -> &str {
+        match self {
+            Malformed::Parse(d) | Malformed::Invalid { detail: d, .. } => d,
+        }
+    }
+
+    /// The JSON-RPC error answer for this line.
+    pub fn answer(&self) -> String {
+        let id = match self {
+            Malformed::Invalid { id: Some(id), .. } => id.to_json(),
+            _ => "null".to_owned(),
+        };
+        let message = match self {
+            Malformed::Parse(d) => format!("mcp-cassette replay: parse error: {d}"),
+            Malformed::Invalid { detail, .. } => {
+                format!("mcp-cassette replay: invalid request: {detail}")
+            }
+        };
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":{},\"message\":{}}}}}",
+            self.code(),
+            Value::String(message)
+        )
+    }
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.detail())
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Parses one line from the client (without its terminator), in a single pass over the text.
+pub fn parse_message(line: &str) -> Result<Message, Malformed> {
+    let text = line.strip_prefix('\u{feff}').unwrap_or(line).trim();
+    if !text.starts_with('{') {
+        return Err(match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) if text.starts_with('[') => Malformed::Invalid {
+                detail: "a batch (JSON array) is not a message replay answers; send one JSON-RPC object per line".to_owned(),
+                id: None,
+            },
+            Ok(_) => Malformed::Invalid {
+                detail: "not a JSON object".to_owned(),
+                id: None,
+            },
+            Err(e) => Malformed::Parse(e.to_string()),
+        });
+    }
+    let env: Envelope<'_> =
+        serde_json::from_str(text).map_err(|e| Malformed::Parse(e.to_string()))?;
+    let id = match env.id {
+        None => None,
+        Some(raw) => Some(Id::from_raw(raw).ok_or_else(|| Malformed::Invalid {
+            detail: "\"id\" must be a string, a number or null".to_owned(),
+            id: None,
+        })?),
+    };
+    let legible = id.clone();
+    let invalid = move |detail: &str| Malformed::Invalid {
+        detail: detail.to_owned(),
+        id: legible.clone(),
+    };
+    let tagged = env
+        .jsonrpc
+        .and_then(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok())
+        .is_some_and(|v| v == "2.0");
+    if !tagged {
+        return Err(invalid("\"jsonrpc\" must be \"2.0\""));
+    }
+    let method = match env.method {
+        None => None,
+        Some(raw) => Some(
+            serde_json::from_str::<String>(raw.get())
+                .map_err(|_| invalid("\"method\" must be a string"))?,
+        ),
+    };
+    match (method, id) {
+        (Some(method), Some(id)) => Ok(Message::Request(Request {
+            id,
+            method,
+            params: env.params.map(RawValue::to_owned),
+        })),
+        (Some(method), None) => Ok(Message::Notification {
+            method,
+            params: env.params.and_then(|p| serde_json::from_str(p.get()).ok()),
+        }),
+        (None, _) if env.result.is_some() || env.error.is_some() => Ok(Message::Response),
+        (None, _) => Err(invalid(
+            "a message needs a \"method\" (request or notification) or a \"result\"/\"error\" (response)",
+        )),
+    }
+}
+
+/// A request read in place from its line: what the hot path needs, nothing allocated.
+#[derive(Debug)]
+pub struct Quick<'a> {
+    /// The id's JSON text, exactly as sent.
+    pub id: &'a str,
+    pub method: Cow<'a, str>,
+    /// The params' JSON text (`None` when absent or `null`).
+    pub params: Option<&'a str>,
+}
+
+/// Reads a well-formed request in place; `None` for anything else (which [`parse_message`]
+/// then classifies, errors included).
+pub fn quick_request(line: &str) -> Option<Quick<'_>> {
+    let text = line.trim();
+    if !text.starts_with('{') {
+        return None;
+    }
+    let env: Envelope<'_> = serde_json::from_str(text).ok()?;
+    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return None;
+    }
+    let id = env.id?.get();
+    if !matches!(id.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')) {
+        return None;
+    }
+    let method = env.method?.get();
+    let method = match method.strip_prefix('"').and_then(|m| m.strip_suffix('"')) {
+        Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
+        _ => Cow::Owned(serde_json::from_str::<String>(method).ok()?),
+    };
+    Some(Quick {
+        id,
+        method,
+        params: env.params.map(RawValue::get),
+    })
+}
+
+/// A frame to send: recorded text, with at most one value spliced in, or text built here.
+#[derive(Debug, Clone)]
+pub enum Outbound {
+    /// Exactly as recorded.
+    Verbatim(Arc<str>),
+    /// As recorded, with `span` replaced by `value` (JSON text).
+    Spliced {
+        text: Arc<str>,
+        span: Range<usize>,
+        value: String,
+    },
+    /// Built or rewritten here.
+    Owned(String),
+}
+
+impl Outbound {
+    /// Writes the frame and its terminating newline.
+    pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
+        match self {
+            Outbound::Verbatim(t) => out.write_all(t.as_bytes())?,
+            Outbound::Spliced { text, span, value } => {
+                out.write_all(&text.as_bytes()[..span.start])?;
+                out.write_all(value.as_bytes())?;
+                out.write_all(&text.as_bytes()[span.end..])?;
+            }
+            Outbound::Owned(s) => out.write_all(s.as_bytes())?,
+        }
+        out.write_all(b"\n")
+    }
+
+    /// The frame's text (without newline).
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Outbound::Verbatim(t) => Cow::Borrowed(t),
+            Outbound::Spliced { text, span, value } => {
+                let mut s = String::with_capacity(text.len() + value.len());
+                s.push_str(&text[..span.start]);
+                s.push_str(value);
+                s.push_str(&text[span.end..]);
+                Cow::Owned(s)
+            }
+            Outbound::Owned(s) => Cow::Borrowed(s),
+        }
+    }
+}
+
+/// Where the values replay may rewrite sit inside one recorded frame's text. Kept small: the
+/// index holds one per recorded frame.
+#[derive(Debug, Clone, Default)]
+pub struct Spans {
+    id: Option<(u32, u32)>,
+    tag: Option<Box<(u32, u32, Id)>>,
+    has_meta: bool,
+}
+
+impl Spans {
+    /// The top-level `id` value.
+    pub fn id(&self) -> Option<Range<usize>> {
+        self.id.map(|(a, b)| a as usize..b as usize)
+    }
+
+    /// The subscription tag (`_meta["io.modelcontextprotocol/subscriptionId"]`) inside `params`
+    /// or `result`, with its value.
+    pub fn tag(&self) -> Option<(Range<usize>, &Id)> {
+        self.tag
+            .as_deref()
+            .map(|(a, b, id)| (*a as usize..*b as usize, id))
+    }
+
+    /// Whether `params._meta` / `result._meta` is an object (a tag may be added there).
+    pub fn has_meta(&self) -> bool {
+        self.has_meta
+    }
+}
+
+fn compact(range: Range<usize>) -> Option<(u32, u32)> {
+    Some((
+        u32::try_from(range.start).ok()?,
+        u32::try_from(range.end).ok()?,
+    ))
+}
+
+/// Finds [`Spans`] in a frame's text. Values nested too deep or malformed yield no span.
+pub fn find_spans(text: &str) -> Spans {
+    let mut spans = Spans::default();
+    let Some(top) = members(text) else {
+        return spans;
+    };
+    for (key, raw) in &top {
+        match key.as_ref() {
+            "id" => spans.id = span_in(text, raw).and_then(compact),
+            "params" | "result" => {
+                let Some(inner) = members(raw.get()) else {
+                    continue;
+                };
+                let Some((_, meta)) = inner.iter().rev().find(|(k, _)| k == "_meta") else {
+                    continue;
+                };
+                let Some(meta_members) = members(meta.get()) else {
+                    continue;
+                };
+                spans.has_meta = true;
+                if let Some((_, tag)) = meta_members
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| k == SUBSCRIPTION_ID_KEY)
+                {
+                    let id = match tag.get().as_bytes().first() {
+                        Some(b'"' | b'-' | b'0'..=b'9') => Id::from_raw(tag),
+                        _ => None,
+                    };
+                    if let (Some((a, b)), Some(id)) = (span_in(text, tag).and_then(compact), id) {
+                        spans.tag = Some(Box::new((a, b, id)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    spans
+}
+
+/// The JSON text of a frame's `params` (`None` when absent or not an object member).
+pub fn params_text(frame: &str) -> Option<&str> {
+    members(frame)?
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "params")
+        .map(|(_, v)| v.get())
+}
+
+/// The byte range `raw` occupies in `text` (it must have been borrowed from `text`).
+fn span_in(text: &str, raw: &RawValue) -> Option<Range<usize>> {
+    let inner = raw.get();
+    let start = (inner.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(inner.len())?;
+    (text.get(start..end) == Some(inner)).then_some(start..end)
+}
+
+/// The members of a JSON object, values borrowed raw; `None` when `text` is not an object.
+fn members(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    struct Key<'a>(Cow<'a, str>);
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(v)))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(v.to_owned())))
+                }
+            }
+            d.deserialize_str(V)
+        }
+    }
+    impl<'de> Deserialize<'de> for Members<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Members<'de>, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+                        let v: &'de RawValue = map.next_value()?;
+                        out.push((k, v));
+                    }
+                    Ok(Members(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Members<'_>>(text).ok().map(|m| m.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_notifications_and_responses() {
+        let m = parse_message(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#,
+        )
+        .unwrap();
+        let Message::Request(r) = m else { panic!() };
+        assert_eq!(r.id, Id::Number("7".into()));
+        assert_eq!(r.method, "tools/call");
+        assert!(matches!(
+            parse_message(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Message::Notification { .. })
+        ));
+        assert!(matches!(
+            parse_message(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#),
+            Ok(Message::Notification { .. })
+        ));
+        assert!(matches!(
+            parse_message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Message::Response)
+        ));
+    }
+
+    #[test]
+    fn malformed_lines() {
+        assert_eq!(parse_message("{\"jsonrpc\":").unwrap_err().code(), -32700);
+        assert_eq!(parse_message("hello").unwrap_err().code(), -32700);
+        assert_eq!(parse_message("[1]").unwrap_err().code(), -32600);
+        assert_eq!(parse_message("42").unwrap_err().code(), -32600);
+        let e = parse_message(r#"{"id":3,"method":"x"}"#).unwrap_err();
+        assert_eq!(e.code(), -32600);
+        assert!(
+            e.answer()
+                .starts_with(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32600"#)
+        );
+        assert_eq!(
+            parse_message(r#"{"jsonrpc":"2.0","id":1,"method":5}"#)
+                .unwrap_err()
+                .code(),
+            -32600
+        );
+        assert_eq!(
+            parse_message(r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#)
+                .unwrap_err()
+                .code(),
+            -32600
+        );
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{}1{}}}",
+            "[".repeat(5000),
+            "]".repeat(5000)
+        );
+        // Too deep to build a tree from: the envelope reads, the params are refused where used.
+        let Ok(Message::Request(r)) = parse_message(&deep) else {
+            panic!()
+        };
+        assert!(r.params_value().is_err());
+    }
+
+    #[test]
+    fn spans_and_splicing() {
+        let text: Arc<str> = Arc::from(
+            r#"{"result":{"a":1.0,"_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}},"jsonrpc":"2.0","id":  42 }"#,
+        );
+        let spans = find_spans(&text);
+        let id = spans.id().unwrap();
+        assert_eq!(&text[id.clone()], "42");
+        let (tag, tag_id) = spans.tag().unwrap();
+        assert_eq!(&text[tag], "\"s1\"");
+        assert_eq!(tag_id, &Id::Str("s1".into()));
+        let out = Outbound::Spliced {
+            text: text.clone(),
+            span: id,
+            value: "\"x\"".into(),
+        };
+        assert_eq!(
+            out.text(),
+            r#"{"result":{"a":1.0,"_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}},"jsonrpc":"2.0","id":  "x" }"#
+        );
+        let mut buf = Vec::new();
+        out.write_line(&mut buf).unwrap();
+        assert!(buf.ends_with(b"}\n"));
+    }
+}
