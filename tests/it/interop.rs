@@ -202,10 +202,23 @@ fn ts_sdk_gets_the_same_session_from_the_replay() {
     let replayed = ts_client("everything", &through_replay(&out));
     assert_eq!(live["server"], replayed["server"]);
     assert_eq!(live["steps"], replayed["steps"]);
+    // The SDK handles notifications a tick after responses, so live it may lose a progress
+    // notification that arrives together with the answer; the replay delivers every one the
+    // cassette holds, and what the live client saw is a prefix of that.
+    let (_, entries) = read_cassette(&out);
+    let recorded: Vec<Value> = entries
+        .iter()
+        .filter_map(|e| e.frame())
+        .filter(|f| f.method() == Some("notifications/progress"))
+        .map(|f| f.value()["params"]["progress"].clone())
+        .collect();
     assert_eq!(
-        live["progress"], replayed["progress"],
-        "progress notifications replayed in place"
+        replayed["progress"].as_array().unwrap(),
+        &recorded,
+        "progress replayed in place"
     );
+    let live_progress = live["progress"].as_array().unwrap();
+    assert!(!live_progress.is_empty() && recorded.starts_with(live_progress));
     assert_eq!(
         live["notifications"], replayed["notifications"],
         "list_changed replayed"
