@@ -17,6 +17,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod contract;
+pub mod inspect;
 pub mod jsonrpc;
 pub mod lint;
 pub mod protocol;

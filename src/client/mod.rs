@@ -1,1 +1,746 @@
-//! client (placeholder: filled by its issue).
+//! A small MCP client for `check`, `snapshot`, `verify` and replay passthrough: it connects in
+//! either lifecycle era, sends requests one at a time with a per-request timeout, and follows
+//! pagination. It knows nothing about how bytes travel ([`Transport`] does that).
+//!
+//! # Eras
+//!
+//! * **legacy** (≤ 2025-11-25): `initialize` asking for `2025-06-18` with empty capabilities,
+//!   then `notifications/initialized`.
+//! * **modern** (2026-07-28): no handshake; `server/discover` says who the server is, and every
+//!   request carries `_meta` with our protocol version, identity and (empty) capabilities. A
+//!   `-32022` answer naming supported versions is retried once at the first of them; `-32020`
+//!   or `-32021` settle the era as modern and fail.
+//! * **auto**: stdio asks legacy first (an unknown pre-handshake request can stall a classic
+//!   server), HTTP asks modern first. When the first probe fails the other is tried, unless the
+//!   server is gone, in which case its exit is the answer. Probe outcomes go to stderr.
+//!
+//! # Robustness
+//!
+//! Lines that are not JSON-RPC are skipped with a note on stderr (the first few only). Answers
+//! with an id we never sent are ignored and counted; a request that then times out says so.
+//! Server requests are answered (`ping` with `{}`, anything else with `-32601`) so a legacy
+//! server waiting on us is not left hanging. A server that exits is reported at once with its
+//! status and the tail of its stderr. Results stay raw until a caller asks for a value, so an
+//! answer nested too deep to parse is an error naming the method, never a crash.
+//!
+//! The timeout is 15 s per request, as in the reference; `MCP_CASSETTE_TIMEOUT_MS` overrides
+//! it (in milliseconds) wherever [`ClientOptions::default`] is used.
+
+mod message;
+mod transport;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+pub use message::{Outcome, RawMembers, Response, RpcError};
+pub use transport::{BoxFuture, Received, Transport, TransportError, TransportKind};
+
+use crate::jsonrpc::Id;
+use crate::protocol::Era;
+use crate::transport::stdio::{Exit, StdioOptions, StdioTransport, write_tail};
+use message::Incoming;
+
+/// Protocol version asked for in a legacy `initialize`.
+pub const LEGACY_PROTOCOL_VERSION: &str = "2025-06-18";
+/// Protocol version sent in modern `_meta`.
+pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
+/// Default per-request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// Environment variable overriding the timeout, in milliseconds.
+pub const TIMEOUT_ENV: &str = "MCP_CASSETTE_TIMEOUT_MS";
+/// Most pages a listing follows.
+pub const MAX_PAGES: usize = 100;
+
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+const HEADER_MISMATCH: i64 = -32020;
+const MISSING_CAPABILITY: i64 = -32021;
+const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Notes about skipped lines printed before falling silent.
+const NOISE_NOTES: usize = 3;
+
+/// Which lifecycle to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraChoice {
+    Legacy,
+    Modern,
+    Auto,
+}
+
+impl EraChoice {
+    /// `legacy`, `modern` or `auto`; `None` otherwise.
+    pub fn parse(text: &str) -> Option<EraChoice> {
+        match text {
+            "legacy" => Some(EraChoice::Legacy),
+            "modern" => Some(EraChoice::Modern),
+            "auto" => Some(EraChoice::Auto),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub era: EraChoice,
+    /// Per request: from sending it to its answer.
+    pub timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    /// `auto`, and 15 s unless `MCP_CASSETTE_TIMEOUT_MS` says otherwise.
+    fn default() -> Self {
+        Self {
+            era: EraChoice::Auto,
+            timeout: timeout_from_env().unwrap_or(DEFAULT_TIMEOUT),
+        }
+    }
+}
+
+/// `MCP_CASSETTE_TIMEOUT_MS`, when set to a positive whole number of milliseconds.
+pub fn timeout_from_env() -> Option<Duration> {
+    let text = std::env::var(TIMEOUT_ENV).ok()?;
+    let ms: u64 = text.trim().parse().ok()?;
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{0}")]
+    Transport(TransportError),
+    /// The server is gone; `method` is what we were waiting for.
+    #[error("{}", exited_message(.exit, .method))]
+    Exited { method: String, exit: Exit },
+    #[error("timeout after {ms}ms waiting for \"{method}\"{}", stray_note(*.unknown_ids, *.not_json))]
+    Timeout {
+        method: String,
+        ms: u128,
+        /// Answers carrying ids this client never sent, seen while waiting.
+        unknown_ids: usize,
+        /// Lines that were not JSON-RPC, seen while waiting.
+        not_json: usize,
+    },
+    /// A JSON-RPC error answer (the reference's wording).
+    #[error("{method} returned error {}: {}", .error.code, .error.message)]
+    Rpc {
+        method: String,
+        error: Box<RpcError>,
+    },
+    #[error("\"{method}\" needs client input (MRTR); mcp-cassette runs non-interactively")]
+    InputRequired {
+        method: String,
+        input_requests: Option<Value>,
+    },
+    /// An answer this client cannot use (not an object, too deep to parse, a list not a list).
+    #[error("the answer to \"{method}\" {detail}")]
+    Malformed { method: String, detail: String },
+    /// A listing that would not end.
+    #[error("{method} {detail}")]
+    Pagination { method: String, detail: String },
+    /// A modern server refused discovery with a modern error code (no fallback).
+    #[error("server/discover rejected: {message}")]
+    DiscoverRejected { code: i64, message: String },
+    /// A handshake step failed for a reason other than an error answer.
+    #[error("{step} failed: {cause}")]
+    Handshake {
+        step: &'static str,
+        cause: Box<ClientError>,
+    },
+    #[error("server answered neither era. {first}: {first_error}; {second}: {second_error}")]
+    NeitherEra {
+        first: Era,
+        first_error: Box<ClientError>,
+        second: Era,
+        second_error: Box<ClientError>,
+    },
+}
+
+impl ClientError {
+    /// True when the server can no longer be talked to at all.
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            ClientError::Exited { .. } => true,
+            ClientError::Transport(err) => err.is_fatal(),
+            ClientError::Handshake { cause, .. } => cause.is_fatal(),
+            _ => false,
+        }
+    }
+}
+
+fn exited_message(exit: &Exit, method: &str) -> String {
+    let mut text = format!("{} while waiting for \"{method}\"", exit.summary());
+    let _ = write_tail(&mut text, &exit.stderr_tail);
+    text
+}
+
+fn stray_note(unknown_ids: usize, not_json: usize) -> String {
+    let mut parts = Vec::new();
+    if unknown_ids > 0 {
+        parts.push(format!(
+            "{unknown_ids} answer(s) with an id this client never sent"
+        ));
+    }
+    if not_json > 0 {
+        parts.push(format!("{not_json} line(s) that are not JSON-RPC"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; meanwhile the server sent {}", parts.join(" and "))
+    }
+}
+
+/// A connected MCP session.
+pub struct Client {
+    transport: Box<dyn Transport>,
+    timeout: Duration,
+    next_id: u64,
+    era: Era,
+    protocol_version: Option<String>,
+    server_info: Option<Value>,
+    capabilities: Value,
+    instructions: Option<String>,
+    noise_notes: usize,
+}
+
+impl Client {
+    /// Spawns `argv` and connects over stdio.
+    pub async fn connect_stdio(
+        argv: &[String],
+        options: ClientOptions,
+    ) -> Result<Client, ClientError> {
+        let transport = StdioTransport::spawn(argv, &StdioOptions::default())
+            .map_err(|err| ClientError::Transport(err.into()))?;
+        Client::connect(Box::new(transport), options).await
+    }
+
+    /// Connects over any transport. On failure the transport is closed (a spawned server is
+    /// not left behind).
+    pub async fn connect(
+        transport: Box<dyn Transport>,
+        options: ClientOptions,
+    ) -> Result<Client, ClientError> {
+        let kind = transport.kind();
+        let mut client = Client {
+            transport,
+            timeout: options.timeout,
+            next_id: 1,
+            era: Era::Legacy,
+            protocol_version: None,
+            server_info: None,
+            capabilities: Value::Object(Map::new()),
+            instructions: None,
+            noise_notes: 0,
+        };
+        let opened = match options.era {
+            EraChoice::Legacy => client.initialize().await,
+            EraChoice::Modern => client.discover().await,
+            EraChoice::Auto => client.probe(kind).await,
+        };
+        match opened {
+            Ok(()) => Ok(client),
+            Err(err) => {
+                client.close().await;
+                Err(err)
+            }
+        }
+    }
+
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// `serverInfo.name` (legacy) or `_meta` server info's name (modern), when a string.
+    pub fn server_name(&self) -> Option<&str> {
+        self.server_info.as_ref()?.get("name")?.as_str()
+    }
+
+    pub fn server_version(&self) -> Option<&str> {
+        self.server_info.as_ref()?.get("version")?.as_str()
+    }
+
+    /// The server's identity object as it sent it.
+    pub fn server_info(&self) -> Option<&Value> {
+        self.server_info.as_ref()
+    }
+
+    /// The negotiated (legacy) or chosen (modern) protocol version.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+
+    /// The server's capabilities (`{}` when it stated none).
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Sends a request and returns its `result`. An error answer is [`ClientError::Rpc`]; an
+    /// `input_required` result is [`ClientError::InputRequired`].
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        let raw = self.request_raw(method, params).await?;
+        parse_value(method, &raw)
+    }
+
+    /// [`Client::request`], with the result left as raw JSON text.
+    pub async fn request_raw(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let response = self.exchange(method, params).await?;
+        match response.outcome {
+            Outcome::Error(error) => Err(ClientError::Rpc {
+                method: method.to_owned(),
+                error: Box::new(error),
+            }),
+            Outcome::Result(raw) => {
+                if let Some(input_requests) = input_required(&raw) {
+                    return Err(ClientError::InputRequired {
+                        method: method.to_owned(),
+                        input_requests,
+                    });
+                }
+                Ok(raw)
+            }
+        }
+    }
+
+    /// Sends a request and returns the answer as it came, error or result (`input_required`
+    /// included), for callers that pass answers on (passthrough) or compare them (verify).
+    pub async fn exchange(&mut self, method: &str, params: Value) -> Result<Response, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut frame = Map::new();
+        frame.insert("jsonrpc".into(), json!("2.0"));
+        frame.insert("id".into(), json!(id));
+        frame.insert("method".into(), json!(method));
+        let params = match self.era {
+            Era::Modern => Some(self.with_meta(params)),
+            Era::Legacy => (!params.is_null()).then_some(params),
+        };
+        if let Some(params) = params {
+            frame.insert("params".into(), params);
+        }
+        let text = Value::Object(frame).to_string();
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut strays = (0_usize, 0_usize);
+        let ms = self.timeout.as_millis();
+        let timeout = |strays: (usize, usize)| ClientError::Timeout {
+            method: method.to_owned(),
+            ms,
+            unknown_ids: strays.0,
+            not_json: strays.1,
+        };
+        match tokio::time::timeout_at(deadline, self.transport.send(&text)).await {
+            Err(_) => return Err(timeout(strays)),
+            Ok(sent) => sent.map_err(|err| transport_error(method, err))?,
+        }
+        let wanted = id.to_string();
+        loop {
+            let received = match tokio::time::timeout_at(deadline, self.transport.receive()).await {
+                Err(_) => return Err(timeout(strays)),
+                Ok(received) => received.map_err(|err| transport_error(method, err))?,
+            };
+            let line = match received {
+                Received::Message(line) => line,
+                Received::TooLong { bytes } => {
+                    strays.1 += 1;
+                    self.note_noise(&format!(
+                        "skipping a {bytes}-byte line from the server, longer than this client reads"
+                    ));
+                    continue;
+                }
+            };
+            match message::classify(&line) {
+                Incoming::Response(response) if response.id.key() == wanted => return Ok(response),
+                Incoming::Response(_) => strays.0 += 1,
+                Incoming::Request { id, method } => self.answer_server_request(&id, &method).await,
+                Incoming::Notification => {}
+                Incoming::NotJsonRpc if line.trim_ascii().is_empty() => {}
+                Incoming::NotJsonRpc => {
+                    strays.1 += 1;
+                    self.note_noise(&format!(
+                        "skipping a line from the server that is not JSON-RPC: {}",
+                        preview(&line)
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Sends a notification (no answer expected).
+    pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), ClientError> {
+        let mut frame = Map::new();
+        frame.insert("jsonrpc".into(), json!("2.0"));
+        frame.insert("method".into(), json!(method));
+        if !params.is_null() {
+            frame.insert("params".into(), params);
+        }
+        let text = Value::Object(frame).to_string();
+        match tokio::time::timeout(self.timeout, self.transport.send(&text)).await {
+            Err(_) => Err(ClientError::Timeout {
+                method: method.to_owned(),
+                ms: self.timeout.as_millis(),
+                unknown_ids: 0,
+                not_json: 0,
+            }),
+            Ok(sent) => sent.map_err(|err| transport_error(method, err)),
+        }
+    }
+
+    /// Every item of a paginated listing (`tools/list` + `tools`, …), each parsed.
+    pub async fn list_all(&mut self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        self.list_all_raw(method, key)
+            .await?
+            .iter()
+            .map(|item| parse_value(method, item))
+            .collect()
+    }
+
+    /// Every item of a paginated listing, each left as raw JSON text, so one item too deep to
+    /// parse does not sink the rest. Follows `nextCursor` for at most [`MAX_PAGES`] pages; a
+    /// listing still going after that, or repeating a cursor, is an error rather than a
+    /// silently truncated surface.
+    pub async fn list_all_raw(
+        &mut self,
+        method: &str,
+        key: &str,
+    ) -> Result<Vec<Box<RawValue>>, ClientError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let raw = self.request_raw(method, params).await?;
+            let malformed = |detail: &str| ClientError::Malformed {
+                method: method.to_owned(),
+                detail: detail.to_owned(),
+            };
+            let page = RawMembers::parse(raw.get()).ok_or_else(|| malformed("is not an object"))?;
+            if let Some(list) = page.get(key) {
+                if list.get() != "null" {
+                    let list: Vec<Box<RawValue>> = serde_json::from_str(list.get())
+                        .map_err(|_| malformed(&format!("has a \"{key}\" that is not an array")))?;
+                    items.extend(list);
+                }
+            }
+            let next = page
+                .get("nextCursor")
+                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+                .filter(js_truthy);
+            let Some(next) = next else {
+                return Ok(items);
+            };
+            if !seen.insert(next.to_string()) {
+                return Err(ClientError::Pagination {
+                    method: method.to_owned(),
+                    detail: format!(
+                        "returned the cursor {next} a second time; the listing would never end"
+                    ),
+                });
+            }
+            cursor = Some(next);
+        }
+        Err(ClientError::Pagination {
+            method: method.to_owned(),
+            detail: format!(
+                "was still paginating after {MAX_PAGES} pages; refusing an endless listing"
+            ),
+        })
+    }
+
+    /// Ends the session (for stdio: end stdin, then SIGTERM, then SIGKILL).
+    pub async fn close(self) {
+        self.transport.close().await;
+    }
+
+    async fn probe(&mut self, kind: TransportKind) -> Result<(), ClientError> {
+        let first = match kind {
+            TransportKind::Stdio => Era::Legacy,
+            TransportKind::Http => Era::Modern,
+        };
+        let second = match first {
+            Era::Legacy => Era::Modern,
+            Era::Modern => Era::Legacy,
+        };
+        let first_error = match self.open(first).await {
+            Ok(()) => return Ok(()),
+            Err(err @ ClientError::DiscoverRejected { .. }) => return Err(err),
+            Err(err) if err.is_fatal() => return Err(err),
+            Err(err) => err,
+        };
+        eprintln!("mcp-cassette: {first} probe failed ({first_error}), trying {second}");
+        match self.open(second).await {
+            Ok(()) => Ok(()),
+            Err(err) if err.is_fatal() => Err(err),
+            Err(second_error) => Err(ClientError::NeitherEra {
+                first,
+                first_error: Box::new(first_error),
+                second,
+                second_error: Box::new(second_error),
+            }),
+        }
+    }
+
+    async fn open(&mut self, era: Era) -> Result<(), ClientError> {
+        match era {
+            Era::Legacy => self.initialize().await?,
+            Era::Modern => self.discover().await?,
+        }
+        eprintln!(
+            "mcp-cassette: connected as {era} (protocol {})",
+            self.protocol_version.as_deref().unwrap_or("unstated")
+        );
+        Ok(())
+    }
+
+    async fn initialize(&mut self) -> Result<(), ClientError> {
+        self.set_era(Era::Legacy);
+        let params = json!({
+            "protocolVersion": LEGACY_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let result = match self.request("initialize", params).await {
+            Ok(result) => result,
+            Err(err @ (ClientError::Rpc { .. } | ClientError::Exited { .. })) => return Err(err),
+            Err(err) => {
+                return Err(ClientError::Handshake {
+                    step: "initialize",
+                    cause: Box::new(err),
+                });
+            }
+        };
+        self.protocol_version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(version) = self.protocol_version.clone() {
+            self.transport.set_protocol_version(&version);
+        }
+        self.capabilities = capabilities_of(&result);
+        self.server_info = result.get("serverInfo").filter(|v| !v.is_null()).cloned();
+        self.instructions = result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.notify("notifications/initialized", Value::Null).await
+    }
+
+    async fn discover(&mut self) -> Result<(), ClientError> {
+        self.set_era(Era::Modern);
+        self.use_version(MODERN_PROTOCOL_VERSION);
+        let mut retried = false;
+        let result = loop {
+            match self.request("server/discover", json!({})).await {
+                Ok(result) => break result,
+                Err(ClientError::Rpc { error, .. })
+                    if error.code == UNSUPPORTED_VERSION && !retried =>
+                {
+                    let supported = error
+                        .data
+                        .as_ref()
+                        .and_then(|data| data.get("supported"))
+                        .and_then(Value::as_array)
+                        .and_then(|list| list.first())
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let Some(version) = supported else {
+                        return Err(ClientError::DiscoverRejected {
+                            code: error.code,
+                            message: format!(
+                                "{} (server named no supported version)",
+                                error.message
+                            ),
+                        });
+                    };
+                    eprintln!(
+                        "mcp-cassette: server rejected {}; retrying at {version}",
+                        self.protocol_version
+                            .as_deref()
+                            .unwrap_or(MODERN_PROTOCOL_VERSION)
+                    );
+                    self.use_version(&version);
+                    retried = true;
+                }
+                Err(ClientError::Rpc { error, .. })
+                    if matches!(
+                        error.code,
+                        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
+                    ) =>
+                {
+                    return Err(ClientError::DiscoverRejected {
+                        code: error.code,
+                        message: error.message,
+                    });
+                }
+                Err(err) => return Err(err),
+            }
+        };
+        let versions: Vec<&str> = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let current = self.protocol_version.clone().unwrap_or_default();
+        if let Some(first) = versions.first() {
+            if !versions.contains(&current.as_str()) {
+                let first = (*first).to_owned();
+                self.use_version(&first);
+            }
+        }
+        self.capabilities = capabilities_of(&result);
+        self.server_info = result
+            .get("_meta")
+            .and_then(|meta| meta.get(META_SERVER_INFO))
+            .filter(|v| !v.is_null())
+            .cloned();
+        self.instructions = result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(())
+    }
+
+    fn set_era(&mut self, era: Era) {
+        self.era = era;
+        self.transport.set_era(era);
+    }
+
+    fn use_version(&mut self, version: &str) {
+        self.protocol_version = Some(version.to_owned());
+        self.transport.set_protocol_version(version);
+    }
+
+    /// Modern requests carry version, identity and capabilities in `params._meta` (the caller's
+    /// own `_meta` keys are kept; ours win).
+    fn with_meta(&self, params: Value) -> Value {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => return other,
+        };
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        meta.insert(
+            META_PROTOCOL_VERSION.into(),
+            json!(
+                self.protocol_version
+                    .as_deref()
+                    .unwrap_or(MODERN_PROTOCOL_VERSION)
+            ),
+        );
+        meta.insert(META_CLIENT_INFO.into(), client_info());
+        meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
+        params.insert("_meta".into(), Value::Object(meta));
+        Value::Object(params)
+    }
+
+    /// Legacy servers may ask us things; a short answer keeps them from waiting on us.
+    async fn answer_server_request(&mut self, id: &Id, method: &str) {
+        let answer = if method == "ping" {
+            json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {
+                "code": -32601,
+                "message": format!("mcp-cassette does not serve {method}"),
+            }})
+        };
+        // A failed write shows up on the next read; nothing to do here.
+        let _ = self.transport.send(&answer.to_string()).await;
+    }
+
+    fn note_noise(&mut self, note: &str) {
+        self.noise_notes += 1;
+        if self.noise_notes <= NOISE_NOTES {
+            eprintln!("mcp-cassette: {note}");
+        }
+        if self.noise_notes == NOISE_NOTES {
+            eprintln!(
+                "mcp-cassette: further lines that are not JSON-RPC are skipped without a note"
+            );
+        }
+    }
+}
+
+fn transport_error(method: &str, err: TransportError) -> ClientError {
+    match err {
+        TransportError::Exited(exit) => ClientError::Exited {
+            method: method.to_owned(),
+            exit,
+        },
+        other => ClientError::Transport(other),
+    }
+}
+
+fn client_info() -> Value {
+    json!({"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")})
+}
+
+fn capabilities_of(result: &Value) -> Value {
+    match result.get("capabilities") {
+        Some(Value::Object(caps)) => Value::Object(caps.clone()),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// JavaScript truthiness, which decides whether a cursor or capability counts.
+pub fn js_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(flag) => *flag,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// `Some(inputRequests)` when the result says `resultType: "input_required"`.
+fn input_required(raw: &RawValue) -> Option<Option<Value>> {
+    let members = RawMembers::parse(raw.get())?;
+    let kind = members.get("resultType")?;
+    if kind.get() != "\"input_required\"" {
+        return None;
+    }
+    Some(
+        members
+            .get("inputRequests")
+            .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+    )
+}
+
+fn parse_value(method: &str, raw: &RawValue) -> Result<Value, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|err| ClientError::Malformed {
+        method: method.to_owned(),
+        detail: if err.to_string().contains("recursion limit") {
+            "nests deeper than 128 levels, more than this client reads".to_owned()
+        } else {
+            format!("could not be read: {err}")
+        },
+    })
+}
+
+/// The first 120 characters of a line, for a note.
+fn preview(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    let mut preview: String = text.chars().take(120).collect();
+    if preview.len() < text.len() {
+        preview.push('…');
+    }
+    preview
+}

@@ -1,9 +1,174 @@
-//! `check` (not available in this build yet).
+//! `check`: connect to a live server, read what it publishes, run the structural checks and the
+//! safety lint, print a report, and gate.
+//!
+//! Exit codes: 0 clean, 1 a finding at or above its gate, 2 the server could not be inspected
+//! or the command line is wrong. Flag problems are reported the reference's way, in its order:
+//! `--fail-on`, `--lint-fail-on` and `--format` as `check: …`; the target and `--era` as
+//! `check failed: …`, like every failure to inspect.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
-use crate::cli::CheckArgs;
+use anyhow::{Context as _, bail};
 
-pub fn run(_args: CheckArgs) -> ExitCode {
-    super::not_built("check")
+use crate::cli::CheckArgs;
+use crate::client::{Client, ClientOptions, EraChoice};
+use crate::inspect;
+use crate::report::{self, CheckReport, Gate, ReportHead};
+use crate::transport::command_line::tokenize;
+
+/// Output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+/// The validated gates and format.
+struct Settings {
+    format: Format,
+    fail_on: Gate,
+    lint_fail_on: Gate,
+}
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let settings = match settings(&args) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match inspect_target(&args, &settings) {
+        Ok(report) => {
+            let text = match settings.format {
+                Format::Text => report::text::render(&report),
+                Format::Json => report::json::render(&report),
+                Format::Sarif => match sarif_document(&args, &report) {
+                    Ok(text) => text,
+                    Err(err) => {
+                        eprintln!("check failed: {err:#}");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
+            let mut stdout = std::io::stdout().lock();
+            // A reader that went away (`| head`) is not a reason to change the verdict.
+            let _ = stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush());
+            ExitCode::from(report.exit_code())
+        }
+        Err(err) => {
+            eprintln!("check failed: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The SARIF document, anchored as spec §11 orders (a bad `--sarif-location` is an error).
+fn sarif_document(args: &CheckArgs, report: &CheckReport) -> anyhow::Result<String> {
+    let cwd = std::env::current_dir().context("failed to read the working directory")?;
+    let tokens = args
+        .target
+        .stdio
+        .as_deref()
+        .map(tokenize)
+        .unwrap_or_default();
+    let anchor = report::sarif::resolve_anchor(args.sarif_location.as_deref(), &tokens, &cwd)?;
+    if anchor.is_none() {
+        eprint!("{}", report::sarif::NO_ANCHOR_WARNING);
+    }
+    Ok(report::sarif::render_report(report, &cwd, anchor.as_ref()))
+}
+
+/// `--fail-on`, `--lint-fail-on` (default: `--fail-on`) and `--format`/`--json`, checked in the
+/// reference's order with its messages.
+fn settings(args: &CheckArgs) -> Result<Settings, String> {
+    let fail_on = match Gate::parse(&args.fail_on) {
+        Some(gate @ (Gate::Error | Gate::Warn)) => gate,
+        _ => {
+            return Err(format!(
+                "check: --fail-on must be error or warn (got '{}')",
+                args.fail_on
+            ));
+        }
+    };
+    let lint_fail_on = match &args.lint_fail_on {
+        None => fail_on,
+        Some(text) => Gate::parse(text).ok_or_else(|| {
+            format!("check: --lint-fail-on must be error, warn or never (got '{text}')")
+        })?,
+    };
+    let format = match (args.json, args.format.as_str()) {
+        (true, _) | (false, "json") => Format::Json,
+        (false, "text") => Format::Text,
+        (false, "sarif") => Format::Sarif,
+        (false, other) => {
+            return Err(format!(
+                "check: --format must be text, json or sarif (got '{other}')"
+            ));
+        }
+    };
+    Ok(Settings {
+        format,
+        fail_on,
+        lint_fail_on,
+    })
+}
+
+fn inspect_target(args: &CheckArgs, settings: &Settings) -> anyhow::Result<CheckReport> {
+    let target = &args.target;
+    // An empty string names no target, as in the reference.
+    let stdio = target.stdio.as_deref().filter(|s| !s.is_empty());
+    let url = target.url.as_deref().filter(|s| !s.is_empty());
+    let command = match (stdio, url) {
+        (Some(_), Some(_)) => bail!("use either --stdio or --url, not both"),
+        (None, None) => bail!("missing target: pass --stdio \"<command>\" or --url <http-url>"),
+        (None, Some(_)) => bail!("--url (Streamable HTTP) is not available in this build yet"),
+        (Some(command), None) => command,
+    };
+    let Some(era) = EraChoice::parse(&target.era) else {
+        bail!(
+            "--era must be legacy | modern | auto (got \"{}\")",
+            target.era
+        );
+    };
+    let argv = tokenize(command);
+    let options = ClientOptions {
+        era,
+        ..ClientOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
+    let (head, surface) = runtime.block_on(async {
+        let mut client = Client::connect_stdio(&argv, options).await?;
+        let surface = inspect::collect(&mut client).await;
+        let head = ReportHead {
+            target: command.to_owned(),
+            server: client.server_info().cloned(),
+            protocol_version: client.protocol_version().map(str::to_owned),
+            tool_count: 0,
+            resource_count: None,
+            prompt_count: None,
+        };
+        client.close().await;
+        anyhow::Ok((head, surface?))
+    })?;
+    let head = ReportHead {
+        tool_count: surface.tools.len(),
+        resource_count: surface.resource_count(),
+        prompt_count: surface.prompt_count(),
+        ..head
+    };
+    let findings = inspect::inspect(&surface);
+    Ok(CheckReport::new(
+        head,
+        findings,
+        settings.fail_on,
+        settings.lint_fail_on,
+    ))
 }

@@ -3,6 +3,7 @@
 
 pub mod canonical;
 pub mod era;
+pub mod header_param;
 
 pub use canonical::{js_number_text, stable_stringify};
 pub use era::Era;

@@ -145,6 +145,9 @@ impl KeyRules {
     }
 
     pub fn is_sensitive(&self, key: &str) -> bool {
+        if self.extra.is_empty() && !may_hold_word(key.as_bytes()) {
+            return false;
+        }
         // The built-in words are matched the way the reference's case-insensitive (non-Unicode)
         // regex does: ASCII letters only.
         let mut lower = [0u8; 64];
@@ -178,6 +181,37 @@ impl KeyRules {
             .iter()
             .any(|s| SEGMENT_WORDS.contains(&s.as_str()) || self.extra.contains(s))
     }
+}
+
+/// First three letters of every built-in word (`pas` covers password and passwd, `api` the three
+/// api-key spellings), packed: a key with none of them is not sensitive, and most keys are
+/// rejected in one pass over their bytes.
+const TRIGRAMS: [u32; 7] = [
+    trigram(b"tok"),
+    trigram(b"sec"),
+    trigram(b"pas"),
+    trigram(b"api"),
+    trigram(b"aut"),
+    trigram(b"cre"),
+    trigram(b"pin"),
+];
+
+const fn trigram(b: &[u8; 3]) -> u32 {
+    (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32
+}
+
+fn may_hold_word(key: &[u8]) -> bool {
+    if key.len() < 3 {
+        return false;
+    }
+    let mut window = trigram(&[0, key[0].to_ascii_lowercase(), key[1].to_ascii_lowercase()]);
+    for &b in &key[2..] {
+        window = (window << 8 | u32::from(b.to_ascii_lowercase())) & 0x00FF_FFFF;
+        if TRIGRAMS.contains(&window) {
+            return true;
+        }
+    }
+    false
 }
 
 fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {

@@ -44,45 +44,12 @@ use keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use placeholder::KEYCTX;
 use rules::{SHAPE_TRIGGERS, Shapes, UserPattern};
 
-/// Sensitive key words for the prefilter (ASCII case-insensitive), `pin` included.
-const KEY_TRIGGERS: [&str; 10] = [
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "api_key",
-    "api-key",
-    "apikey",
-    "authorization",
-    "credential",
-    "pin",
-];
-
-fn prefilter_source(extra_keys: &[String]) -> String {
-    let mut words: Vec<String> = KEY_TRIGGERS.iter().map(|w| regex::escape(w)).collect();
-    words.extend(extra_keys.iter().map(|k| regex::escape(k)));
-    let mut src = format!("(?i-u:{})", words.join("|"));
-    for t in SHAPE_TRIGGERS {
-        src.push('|');
-        src.push_str(&regex::escape(t));
-    }
-    // The Kelvin sign lowercases to `k`, so a configured key with a `k` can be spelled with it.
-    if extra_keys.iter().any(|k| k.contains('k')) {
-        src.push_str("|\u{212A}");
-    }
-    src
-}
-
 fn compile_static(src: &str) -> Regex {
     match Regex::new(src) {
         Ok(r) => r,
         Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
     }
 }
-
-/// Proves a text holds nothing the default rules would redact when it does not match.
-static DEFAULT_PREFILTER: LazyLock<Regex> =
-    LazyLock::new(|| compile_static(&prefilter_source(&[])));
 
 /// Where a shape rule could start matching: a string with none of these inside needs no shape pass.
 static SHAPE_TRIGGER_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -96,7 +63,6 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
         keys: KeyRules::default(),
         allow: HashSet::new(),
         hash: None,
-        prefilter: Some(DEFAULT_PREFILTER.clone()),
     }),
 });
 
@@ -113,9 +79,6 @@ struct Inner {
     keys: KeyRules,
     allow: HashSet<String>,
     hash: Option<String>,
-    /// A whole-text test whose failure proves there is nothing to redact. `None` when no such
-    /// literal test exists (user patterns can match anything).
-    prefilter: Option<Regex>,
 }
 
 /// Receives each secret found: rule name, secret text, dotted path (empty unless asked for).
@@ -127,10 +90,6 @@ impl Inner {
             user: &self.user,
             allow: &self.allow,
         }
-    }
-
-    fn nothing_to_find(&self, text: &str) -> bool {
-        self.prefilter.as_ref().is_some_and(|p| !p.is_match(text))
     }
 
     /// The replacement for a string value under `ctx`, if any.
@@ -150,16 +109,17 @@ impl Inner {
         Some(placeholder(KEYCTX, &text))
     }
 
-    /// Redacts JSON text in place of its secrets. `Ok(None)` when nothing changed.
+    /// Redacts a frame's JSON text in place of its secrets. `Ok(None)` when nothing changed.
+    ///
+    /// The fast path: one vectorised literal search for where a shape rule could start, and one
+    /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
+    /// matched only when it sits under a sensitive key or holds a trigger.
     fn json_text(
         &self,
         text: &str,
         with_paths: bool,
         hit: &mut HitFn<'_>,
     ) -> Result<Option<String>, NotJson> {
-        if self.nothing_to_find(text) {
-            return Ok(None);
-        }
         let triggers: Vec<usize> = if self.user.is_empty() {
             SHAPE_TRIGGER_RE
                 .find_iter(text)
@@ -174,6 +134,7 @@ impl Inner {
             text,
             &self.keys,
             with_paths,
+            true,
             |span, scalar, ctx, path| match scalar {
                 Scalar::Str { content, escaped } => {
                     // Escapes only shorten a string, so a short spelling is a short value.
@@ -182,7 +143,8 @@ impl Inner {
                         while next < triggers.len() && triggers[next] < span.start {
                             next += 1;
                         }
-                        next < triggers.len() && triggers[next] < span.end
+                        (next < triggers.len() && triggers[next] < span.end)
+                            || (escaped && may_spell_trigger(content))
                     } else {
                         true
                     };
@@ -266,6 +228,18 @@ impl Inner {
     }
 }
 
+/// Whether escaped string content has an escape that could spell part of a trigger: `\uXXXX`
+/// can spell any character, `\/` the slashes of `://`. (The others spell quotes, backslashes
+/// and control characters, which no trigger holds.)
+fn may_spell_trigger(content: &str) -> bool {
+    static UNICODE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    static SLASH: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\/"));
+    content.len() >= 8
+        && (UNICODE.find(content.as_bytes()).is_some() || SLASH.find(content.as_bytes()).is_some())
+}
+
 /// Applies non-overlapping, ordered byte-range edits.
 fn splice(text: &str, edits: &[(Range<usize>, String)]) -> Option<String> {
     if edits.is_empty() {
@@ -293,19 +267,12 @@ impl Redactor {
         if config.is_empty() {
             return Redactor::builtin();
         }
-        let extra: Vec<String> = config.keys().collect();
-        let prefilter = if !config.compiled().is_empty() || extra.iter().any(|k| !k.is_ascii()) {
-            None
-        } else {
-            Regex::new(&prefilter_source(&extra)).ok()
-        };
         Redactor {
             inner: Arc::new(Inner {
                 user: config.compiled().to_vec(),
-                keys: KeyRules::new(extra),
+                keys: KeyRules::new(config.keys()),
                 allow: config.allow().iter().cloned().collect(),
                 hash: config.hash(),
-                prefilter,
             }),
         }
     }

@@ -26,45 +26,48 @@ pub(super) fn redact(
     with_paths: bool,
     hit: &mut HitFn<'_>,
 ) -> Option<String> {
-    if inner.nothing_to_find(line) {
-        return None;
-    }
     let mut found: Vec<KeyHit> = Vec::new();
-    let walked = json::walk(line, &inner.keys, with_paths, |span, scalar, ctx, path| {
-        if !ctx.sensitive {
-            return;
-        }
-        match scalar {
-            Scalar::Str { content, escaped } => {
-                if content.len() < MIN_SECRET_LEN {
-                    return;
+    let walked = json::walk(
+        line,
+        &inner.keys,
+        with_paths,
+        false,
+        |span, scalar, ctx, path| {
+            if !ctx.sensitive {
+                return;
+            }
+            match scalar {
+                Scalar::Str { content, escaped } => {
+                    if content.len() < MIN_SECRET_LEN {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if is_string_secret(ctx, &value, &inner.allow) {
+                        found.push(KeyHit {
+                            span,
+                            secret: value.into_owned(),
+                            numeric: false,
+                            path: path.to_owned(),
+                        });
+                    }
                 }
-                let value = Scalar::string_value(content, escaped);
-                if is_string_secret(ctx, &value, &inner.allow) {
-                    found.push(KeyHit {
-                        span,
-                        secret: value.into_owned(),
-                        numeric: false,
-                        path: path.to_owned(),
-                    });
+                Scalar::Num(n) => {
+                    if let Some(secret) = n
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(|f| numeric_secret(ctx, f, &inner.allow))
+                    {
+                        found.push(KeyHit {
+                            span,
+                            secret,
+                            numeric: true,
+                            path: path.to_owned(),
+                        });
+                    }
                 }
             }
-            Scalar::Num(n) => {
-                if let Some(secret) = n
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(|f| numeric_secret(ctx, f, &inner.allow))
-                {
-                    found.push(KeyHit {
-                        span,
-                        secret,
-                        numeric: true,
-                        path: path.to_owned(),
-                    });
-                }
-            }
-        }
-    });
+        },
+    );
     if walked.is_err() {
         found.clear();
     }

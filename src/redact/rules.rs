@@ -132,13 +132,11 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
     ]
 });
 
-/// Literals whose absence from a JSON text proves no built-in shape rule can match any string in
-/// it. `\/` and `\u` are there because an escape could spell `://` or any letter.
-pub const SHAPE_TRIGGERS: [&str; 15] = [
+/// Literals one of which every built-in match contains. A JSON string whose text holds none of
+/// them, and no `\u` or `\/` escape (which could spell one), needs no shape pass.
+pub const SHAPE_TRIGGERS: [&str; 13] = [
     "Bearer",
     "://",
-    r"\/",
-    r"\u",
     "eyJ",
     "ghp_",
     "gho_",

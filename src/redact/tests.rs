@@ -402,3 +402,247 @@ fn hostile_input_is_bounded() {
     let _ = r.redact_frame(&frame(&big));
     assert!(start.elapsed().as_secs() < 5);
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value};
+
+    use super::super::*;
+
+    /// Strings that exercise the rules: secret shapes, near misses, placeholders, escapes, prose.
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-zA-Z0-9 _.:/@-]{0,24}",
+            "\\PC{0,12}",
+            "(Bearer |bearer )[A-Za-z0-9._~+/=-]{4,20}",
+            "[a-z]{2,8}://[a-z]{1,6}:[a-zA-Z0-9]{1,10}@[a-z.]{1,10}/?",
+            "eyJ[A-Za-z0-9_-]{2,8}\\.[A-Za-z0-9_-]{2,8}\\.[A-Za-z0-9_-]{0,6}",
+            "(ghp_|gho_|github_pat_)[A-Za-z0-9_]{10,26}",
+            "sk-(ant-)?[A-Za-z0-9_-]{4,20}",
+            "xox[bapz]-[A-Za-z0-9-]{6,14}",
+            "AKIA[0-9A-Z]{12,18}",
+            "AIza[0-9A-Za-z_-]{30,36}",
+            "\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\]",
+            "[a-z]{0,4}\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\][a-z0-9]{0,10}",
+            "https?://[a-z.]{1,12}/[a-z/]{0,10}(\\?[a-z=]{1,6})?",
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("token".to_owned()),
+            Just("accessToken".to_owned()),
+            Just("card_pin".to_owned()),
+            Just("pinCode".to_owned()),
+            Just("shipping".to_owned()),
+            Just("token_endpoint".to_owned()),
+            Just("X-Api-Key".to_owned()),
+            Just("text".to_owned()),
+            Just("name".to_owned()),
+            "[a-zA-Z_]{1,10}",
+        ]
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (1_000_000u64..100_000_000_000u64).prop_map(Value::from),
+            // serde_json's default float parser can be one ULP off (JavaScript's and Rust's are
+            // exact); keep to floats it reads back exactly, so both walks see the same number.
+            (-1e12f64..1e12)
+                .prop_filter("serde reads it back", |x| {
+                    serde_json::from_str::<f64>(&Value::from(*x).to_string()).ok() == Some(*x)
+                })
+                .prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((key(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    fn frame_of(params: &Value) -> Frame {
+        let text = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "x", "params": params})
+            .to_string();
+        Frame::parse(&text).unwrap()
+    }
+
+    fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+        out.push(at.clone());
+        match v {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    pointers(item, format!("{at}/{i}"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    pointers(
+                        item,
+                        format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                        out,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Every string leaf whose key is not sensitive, with its pointer.
+    fn plain_strings(v: &Value, sensitive: bool, at: String, out: &mut Vec<(String, String)>) {
+        let keys = keys::KeyRules::default();
+        match v {
+            Value::String(s) if !sensitive => out.push((at, s.clone())),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    plain_strings(item, sensitive, format!("{at}/{i}"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    plain_strings(item, keys.is_sensitive(k), p, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn idempotent_and_shape_preserving(v in json()) {
+            let r = Redactor::builtin();
+            let (once, n) = r.redact_value(&v);
+            let (twice, m) = r.redact_value(&once);
+            prop_assert_eq!(&twice, &once);
+            prop_assert_eq!(m, 0);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            pointers(&v, String::new(), &mut a);
+            pointers(&once, String::new(), &mut b);
+            prop_assert_eq!(a, b);
+            prop_assert_eq!(n == 0, once == v);
+        }
+
+        #[test]
+        fn idempotent_under_patterns_that_read_placeholders(v in json()) {
+            let cfg = RedactConfig::parse(
+                r#"{"patterns":[{"name":"hex","regex":"\\b[0-9a-f]{8}\\b"},{"name":"word","regex":"bearer|REDACTED|[a-z]+:[0-9]","flags":"i"}],"keys":["name"]}"#,
+                "c",
+            ).unwrap();
+            let r = Redactor::with_config(&cfg);
+            let (once, _) = r.redact_value(&v);
+            let (twice, m) = r.redact_value(&once);
+            prop_assert_eq!(&twice, &once);
+            prop_assert_eq!(m, 0);
+            let f = frame_of(&v);
+            if let Some((g, _)) = r.redact_frame(&f) {
+                prop_assert!(r.redact_frame(&g).is_none(), "second pass changed {}", g.text());
+            }
+        }
+
+        #[test]
+        fn text_walk_matches_tree_walk(v in json()) {
+            let r = Redactor::builtin();
+            let f = frame_of(&v);
+            let (tree, n) = r.redact_value(&f.value());
+            match r.redact_frame(&f) {
+                None => {
+                    prop_assert_eq!(n, 0);
+                    prop_assert_eq!(tree, f.value());
+                }
+                Some((g, m)) => {
+                    prop_assert_eq!(m, n);
+                    prop_assert_eq!(g.value(), tree);
+                    prop_assert!(r.redact_frame(&g).is_none(), "second pass changed {}", g.text());
+                }
+            }
+        }
+
+        #[test]
+        fn unrecognised_strings_are_byte_identical(v in json()) {
+            let r = Redactor::builtin();
+            let (out, _) = r.redact_value(&v);
+            let mut leaves = Vec::new();
+            plain_strings(&v, false, String::new(), &mut leaves);
+            for (at, s) in leaves {
+                let (expected, hits) = r.redact_text(&s);
+                let got = out.pointer(&at).and_then(Value::as_str).unwrap_or_default();
+                if hits == 0 {
+                    prop_assert_eq!(got, s.as_str());
+                } else {
+                    prop_assert_eq!(got, expected.as_str());
+                }
+            }
+        }
+
+        #[test]
+        fn one_secret_one_placeholder(
+            body in "[A-Za-z0-9]{16,30}",
+            prefix in "[a-z ]{0,6}",
+            where_ in prop::collection::vec(0usize..3, 1..5),
+        ) {
+            let secret = format!("ghp_{body}");
+            let mut items = Vec::new();
+            for w in where_ {
+                items.push(match w {
+                    0 => Value::String(secret.clone()),
+                    1 => Value::String(format!("{prefix} {secret} .")),
+                    _ => serde_json::json!({"note": format!("x {secret}")}),
+                });
+            }
+            let r = Redactor::builtin();
+            let (out, _) = r.redact_value(&Value::Array(items));
+            let text = out.to_string();
+            prop_assert!(!text.contains(&secret));
+            let ph = placeholder("github", &secret);
+            let spans = placeholder_spans(&text);
+            prop_assert!(!spans.is_empty());
+            for s in spans {
+                prop_assert_eq!(&text[s], ph.as_str());
+            }
+            // The raw-line and text paths agree on it.
+            let log = format!("log {}", secret);
+            prop_assert!(r.redact_raw_line(&log).0.contains(&ph));
+        }
+
+        #[test]
+        fn number_and_string_forms_agree(n in 10_000_000u64..(1u64 << 53), key in prop_oneof![Just("pin"), Just("apiToken"), Just("password")]) {
+            let r = Redactor::builtin();
+            let num = frame_of(&serde_json::json!({ key: n }));
+            let string = frame_of(&serde_json::json!({ key: n.to_string() }));
+            let a = r.redact_frame(&num).map(|(f, _)| f.value());
+            let b = r.redact_frame(&string).map(|(f, _)| f.value());
+            prop_assert!(a.is_some());
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn raw_lines_idempotent_and_json_kept(v in json(), tail in text()) {
+            let r = Redactor::builtin();
+            let line = v.to_string();
+            let (once, _) = r.redact_raw_line(&line);
+            prop_assert!(serde_json::from_str::<Value>(&once).is_ok(), "{}", once);
+            prop_assert_eq!(r.redact_raw_line(&once), (once.clone(), 0));
+            let log = format!("{tail} {line}");
+            let (once, _) = r.redact_raw_line(&log);
+            prop_assert_eq!(r.redact_raw_line(&once), (once.clone(), 0));
+        }
+
+        #[test]
+        fn walker_never_panics(s in "\\PC{0,40}", bytes in prop::collection::vec(prop::sample::select(b"{}[]\",:0123456789.eE+-tfrulnas\\ ".to_vec()), 0..40)) {
+            let r = Redactor::builtin();
+            let _ = r.redact_raw_line(&s);
+            let text = String::from_utf8(bytes).unwrap_or_default();
+            let _ = r.redact_raw_line(&text);
+            let _ = r.scan_raw_line(&text);
+        }
+    }
+}

@@ -2,3 +2,5 @@
 //! Streamable HTTP client and loopback server. Knows nothing about cassettes.
 
 pub mod child;
+pub mod command_line;
+pub mod stdio;

@@ -1,0 +1,203 @@
+//! JSON text spelled the way the reference's JavaScript spells it, so a snapshot written here is
+//! byte-identical to one the reference writes from the same listing, and drift messages quote
+//! values the same way.
+//!
+//! Two JavaScript habits matter: numbers are printed by `Number.prototype.toString` (`1.0` is
+//! `1`, `1e21` is `1e+21`), and an object's integer-like keys (`"0"`, `"42"`) come first, in
+//! ascending numeric order, before the other keys in insertion order. Strings are escaped as
+//! `JSON.stringify` escapes them, which is also how serde_json escapes them.
+//!
+//! Depth: every value here was produced by serde_json's parser, which refuses nesting deeper
+//! than 128, so the recursion below is bounded by that; [`MAX_DEPTH`] is a second fence for
+//! values built some other way, past which a subtree is written as `null` rather than
+//! recursed into.
+
+use serde_json::{Map, Value};
+
+use crate::protocol::canonical::js_number;
+
+/// Deepest nesting written out.
+pub const MAX_DEPTH: usize = 512;
+
+/// `JSON.stringify(value, null, 2)`.
+pub fn pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write(value, &mut out, Some(0), 0);
+    out
+}
+
+/// `JSON.stringify(value)`.
+pub fn compact(value: &Value) -> String {
+    let mut out = String::new();
+    write(value, &mut out, None, 0);
+    out
+}
+
+/// `String(value)` as a template literal would print it (`undefined` for an absent value).
+pub fn display(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".to_owned(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => number(n),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                // Array.prototype.join prints null and undefined as empty.
+                Value::Null => String::new(),
+                other => display(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".to_owned(),
+    }
+}
+
+fn number(n: &serde_json::Number) -> String {
+    match n.as_f64() {
+        Some(f) => js_number(f),
+        None => n.to_string(),
+    }
+}
+
+/// An array index as JavaScript orders object keys: a canonical decimal below 2^32 - 1.
+fn array_index(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>()
+        .ok()
+        .filter(|n| *n < u64::from(u32::MAX))
+        .map(|n| n as u32)
+}
+
+/// Object members in JavaScript property order.
+pub fn js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut indexed: Vec<(u32, &String, &Value)> = Vec::new();
+    let mut named: Vec<(&String, &Value)> = Vec::with_capacity(map.len());
+    for (k, v) in map {
+        match array_index(k) {
+            Some(i) => indexed.push((i, k, v)),
+            None => named.push((k, v)),
+        }
+    }
+    if indexed.is_empty() {
+        return named;
+    }
+    indexed.sort_by_key(|(i, _, _)| *i);
+    indexed
+        .into_iter()
+        .map(|(_, k, v)| (k, v))
+        .chain(named)
+        .collect()
+}
+
+fn push_string(out: &mut String, s: &str) {
+    // serde_json escapes exactly what JSON.stringify escapes: `"`, `\`, and control characters
+    // (short forms for \b \f \n \r \t, `\u00XX` otherwise).
+    out.push_str(&Value::String(s.to_owned()).to_string());
+}
+
+fn newline(out: &mut String, indent: Option<usize>) {
+    if let Some(level) = indent {
+        out.push('\n');
+        for _ in 0..level {
+            out.push_str("  ");
+        }
+    }
+}
+
+fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
+    if depth > MAX_DEPTH {
+        out.push_str("null");
+        return;
+    }
+    let inner = indent.map(|l| l + 1);
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&number(n)),
+        Value::String(s) => push_string(out, s),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, inner);
+                write(item, out, inner, depth + 1);
+            }
+            newline(out, indent);
+            out.push(']');
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            for (i, (k, v)) in js_order(map).into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, inner);
+                push_string(out, k);
+                out.push(':');
+                if indent.is_some() {
+                    out.push(' ');
+                }
+                write(v, out, inner, depth + 1);
+            }
+            newline(out, indent);
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pretty_matches_json_stringify() {
+        let v: Value =
+            serde_json::from_str(r#"{"b":[1.0,2.5,{}],"a":{"x":[]},"10":"ten","2":null}"#).unwrap();
+        assert_eq!(
+            pretty(&v),
+            "{\n  \"2\": null,\n  \"10\": \"ten\",\n  \"b\": [\n    1,\n    2.5,\n    {}\n  ],\n  \"a\": {\n    \"x\": []\n  }\n}"
+        );
+        assert_eq!(
+            compact(&v),
+            r#"{"2":null,"10":"ten","b":[1,2.5,{}],"a":{"x":[]}}"#
+        );
+    }
+
+    #[test]
+    fn numeric_looking_keys_that_are_not_indices_keep_their_place() {
+        let v: Value = serde_json::from_str(r#"{"b":1,"01":2,"-1":3,"1.5":4}"#).unwrap();
+        assert_eq!(compact(&v), r#"{"b":1,"01":2,"-1":3,"1.5":4}"#);
+    }
+
+    #[test]
+    fn display_as_template_literal() {
+        assert_eq!(display(None), "undefined");
+        assert_eq!(display(Some(&json!("string"))), "string");
+        assert_eq!(display(Some(&json!(["string", "null"]))), "string,null");
+        assert_eq!(display(Some(&json!({"a": 1}))), "[object Object]");
+        assert_eq!(display(Some(&json!(1.0))), "1");
+    }
+
+    #[test]
+    fn escapes_control_characters_like_javascript() {
+        assert_eq!(compact(&json!("a\"b\\c\n\u{1}")), r#""a\"b\\c\n\u0001""#);
+    }
+}

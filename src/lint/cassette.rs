@@ -1,0 +1,596 @@
+//! `lint <cassette>`: does the header agree with its own frames, are the header's newer fields
+//! well formed, and did the recorded server hand the model an injection (spec §9)?
+//!
+//! * **Header against frames** (severity error, decides the exit code): a modern-era header
+//!   over an `initialize` handshake, a `sessioned` flag or a standalone GET stream; a stdio
+//!   header carrying a `url` or over `chunks` entries; an HTTP header carrying a spawn
+//!   `command`.
+//! * **Newer header fields** (warn, never gating): a malformed `volatile` list or declaration,
+//!   a `redaction.configHash` that is not a sha256 hex digest.
+//! * **Recorded output** (warn, never gating): every string under the `result` of an answer to
+//!   `tools/call`, `tasks/get`, `tasks/result`, `resources/read` or `prompts/get`, down to depth
+//!   12, read by the output rule set ([`super::lint_output_text`]: CAS-L001, L003, L006
+//!   narrowed, L009, L010, L013), with redaction placeholders blanked and base64 under `blob`
+//!   or `data` never decoded or read.
+//!
+//! Streaming: [`CassetteLinter`] takes one entry at a time and keeps only the ids of output
+//! requests still waiting for an answer plus the findings, so memory does not grow with the
+//! file. An answer's `result` is walked straight off its JSON text by a serde visitor that
+//! borrows every string it can, never building a `serde_json::Value`.
+//!
+//! Pairing (§9.3): each client request registers its id (typed: `1` and `"1"` differ) with
+//! its method; each server response — a frame of its own or inside a `chunks` entry — takes
+//! the most recent request waiting under that id and clears it, since ids are reused across
+//! the connections of one recording.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::io::BufRead;
+
+use serde::Serialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::Level;
+use crate::cassette::{CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport};
+use crate::jsonrpc::{Frame, FrameKind, Id};
+use crate::protocol::Era;
+
+/// The methods whose answers carry text written for the model to read.
+pub const OUTPUT_METHODS: [&str; 5] = [
+    "tools/call",
+    "tasks/get",
+    "tasks/result",
+    "resources/read",
+    "prompts/get",
+];
+/// Keys whose values are base64 by specification: never decoded, never read.
+pub const UNSCANNED_KEYS: [&str; 2] = ["blob", "data"];
+/// Deepest node under `result` (which is depth 0) whose strings are read.
+pub const MAX_OUTPUT_DEPTH: usize = 12;
+
+/// A finding about the header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeaderFinding {
+    pub rule: &'static str,
+    /// `error` (decides the exit code) or `warn`.
+    pub severity: Level,
+    pub message: String,
+}
+
+/// A finding about text a recorded server returned. Always `warn`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutputFinding {
+    pub rule: &'static str,
+    pub severity: Level,
+    /// The id of the answer (and so of the request it answers).
+    #[serde(rename = "requestId", serialize_with = "id_or_null")]
+    pub request_id: Option<Id>,
+    /// The method of the request it answers.
+    pub method: &'static str,
+    /// JSON path from the frame root, e.g. `/result/content/0/text`.
+    pub path: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+}
+
+impl OutputFinding {
+    /// `#<id>` as the text report prints it: the id as JavaScript's `String(id)`, or `?`.
+    pub fn request_label(&self) -> String {
+        match &self.request_id {
+            None | Some(Id::Null) => "?".to_owned(),
+            Some(id) => id.key(),
+        }
+    }
+}
+
+fn id_or_null<S: serde::Serializer>(id: &Option<Id>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => id.to_value().serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Everything `lint <cassette>` found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CassetteLint {
+    /// Header errors first, then header warnings.
+    pub header: Vec<HeaderFinding>,
+    pub output: Vec<OutputFinding>,
+}
+
+impl CassetteLint {
+    /// Header findings at error: the ones that decide the exit code.
+    pub fn errors(&self) -> usize {
+        self.header
+            .iter()
+            .filter(|f| f.severity == Level::Error)
+            .count()
+    }
+
+    /// Everything reported at warn.
+    pub fn warnings(&self) -> usize {
+        self.header.len() - self.errors() + self.output.len()
+    }
+
+    /// No header contradiction.
+    pub fn ok(&self) -> bool {
+        self.errors() == 0
+    }
+}
+
+/// The entry-by-entry state of one lint run.
+#[derive(Debug, Default)]
+pub struct CassetteLinter {
+    /// Typed id → index into [`OUTPUT_METHODS`], for output requests awaiting an answer.
+    pending: HashMap<String, usize>,
+    asked_initialize: bool,
+    saw_chunks: bool,
+    saw_get_stream: bool,
+    output: Vec<OutputFinding>,
+}
+
+/// `typeof id + ":" + String(id)`: the reference's pairing key.
+fn typed_key(id: &Id) -> String {
+    match id {
+        // A plain integer is already spelled as JavaScript would print it; only other numbers
+        // (`1.0`, `1e3`) need the conversion, which is worth skipping on every frame.
+        Id::Number(text) if text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            format!("number:{text}")
+        }
+        Id::Number(_) => format!("number:{}", id.key()),
+        Id::Str(s) => format!("string:{s}"),
+        Id::Null => "object:null".to_owned(),
+    }
+}
+
+impl CassetteLinter {
+    pub fn new() -> CassetteLinter {
+        CassetteLinter::default()
+    }
+
+    /// Takes the next entry of the cassette, in file order.
+    pub fn entry(&mut self, entry: &Entry) {
+        match &entry.kind {
+            EntryKind::Frame(frame) => match entry.dir {
+                Some(Dir::C2s) => self.client_frame(frame),
+                Some(Dir::S2c) => self.server_frame(frame),
+                None => {}
+            },
+            EntryKind::Chunks {
+                via_get, chunks, ..
+            } => {
+                self.saw_chunks = true;
+                self.saw_get_stream |= *via_get;
+                // A streamed answer is the same answer, delivered in pieces.
+                for chunk in chunks {
+                    self.server_frame(&chunk.frame);
+                }
+            }
+            EntryKind::Raw(_) | EntryKind::Unknown(_) => {}
+        }
+    }
+
+    fn client_frame(&mut self, frame: &Frame) {
+        if frame.kind() != FrameKind::Request {
+            return;
+        }
+        let (Some(method), Some(id)) = (frame.method(), frame.id()) else {
+            return;
+        };
+        if method == "initialize" {
+            self.asked_initialize = true;
+        }
+        let key = typed_key(id);
+        // Only output requests are remembered; any other request under the same id is the
+        // most recent one, so it clears the slot.
+        match OUTPUT_METHODS.iter().position(|m| *m == method) {
+            Some(at) => {
+                self.pending.insert(key, at);
+            }
+            None => {
+                self.pending.remove(&key);
+            }
+        }
+    }
+
+    fn server_frame(&mut self, frame: &Frame) {
+        if !frame.is_response() {
+            return;
+        }
+        let Some(id) = frame.id() else {
+            return;
+        };
+        let Some(at) = self.pending.remove(&typed_key(id)) else {
+            return;
+        };
+        if frame.kind() != FrameKind::Response {
+            return;
+        }
+        let mut path = String::from("/result");
+        let mut hits = Vec::new();
+        let mut de = serde_json::Deserializer::from_str(frame.text());
+        // One pass over the frame: everything but `result` is skipped unread. The text parsed
+        // once already, so a failure here can only be a depth serde_json refuses; whatever was
+        // read before it is still reported.
+        let _ = de.deserialize_map(ResultOf(Walker {
+            path: &mut path,
+            depth: 0,
+            hits: &mut hits,
+        }));
+        let method = OUTPUT_METHODS[at];
+        for (path, hit) in hits {
+            self.output.push(OutputFinding {
+                rule: hit.code,
+                severity: Level::Warn,
+                request_id: Some(id.clone()),
+                method,
+                path,
+                message: hit.message(),
+                excerpt: Some(hit.excerpt),
+            });
+        }
+    }
+
+    /// Ends the run: judges the header against what the frames showed.
+    pub fn finish(self, header: &Header) -> CassetteLint {
+        let mut findings = Vec::new();
+        let mut error = |rule: &'static str, message: &str| {
+            findings.push(HeaderFinding {
+                rule,
+                severity: Level::Error,
+                message: message.to_owned(),
+            });
+        };
+        if header.effective_era() == Era::Modern {
+            if self.asked_initialize {
+                error(
+                    "era-handshake",
+                    "era is \"modern\" but the cassette records an `initialize` request; the modern era has no handshake",
+                );
+            }
+            if header.sessioned() {
+                error(
+                    "era-sessioned",
+                    "era is \"modern\" but the header says `sessioned`; the modern era removed sessions entirely",
+                );
+            }
+            if self.saw_get_stream {
+                error(
+                    "era-get-stream",
+                    "era is \"modern\" but a stream is recorded as `via:\"get\"`; the modern era removed the standalone GET stream",
+                );
+            }
+        }
+        match header.transport() {
+            Transport::Stdio => {
+                if header.url().is_some() {
+                    error(
+                        "transport-url",
+                        "transport is \"stdio\" but the header carries a `url`",
+                    );
+                }
+                if self.saw_chunks {
+                    error(
+                        "transport-chunks",
+                        "transport is \"stdio\" but the cassette records a streamed answer; `chunks` entries only come from HTTP",
+                    );
+                }
+            }
+            Transport::Http => {
+                if header.command().is_some() {
+                    error(
+                        "transport-command",
+                        "transport is \"http\" but the header carries a spawn `command`",
+                    );
+                }
+            }
+        }
+        findings.extend(header_field_warnings(header));
+        CassetteLint {
+            header: findings,
+            output: self.output,
+        }
+    }
+}
+
+/// The newer header fields, checked for the shape their readers demand.
+fn header_field_warnings(header: &Header) -> Vec<HeaderFinding> {
+    let mut out = Vec::new();
+    let mut warn = |rule: &'static str, message: String| {
+        out.push(HeaderFinding {
+            rule,
+            severity: Level::Warn,
+            message,
+        });
+    };
+    // `null` reads as absent, as replay reads it.
+    match header.volatile() {
+        None => {}
+        Some(serde_json::Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    serde_json::Value::String(decl) => {
+                        if let Err(why) = validate_volatile(decl) {
+                            warn(
+                                "volatile-declaration",
+                                format!("header `volatile`[{i}] is not a valid declaration: {why}"),
+                            );
+                        }
+                    }
+                    _ => warn(
+                        "volatile-type",
+                        format!(
+                            "header `volatile`[{i}] is not a string; every declaration is a string"
+                        ),
+                    ),
+                }
+            }
+        }
+        Some(_) => warn(
+            "volatile-type",
+            "header `volatile` is not a list; it must be a list of declaration strings".to_owned(),
+        ),
+    }
+    if let Some(hash) = header.config_hash() {
+        let hex = hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !hex {
+            warn(
+                "redaction-config-hash",
+                "header `redaction.configHash` is not a sha256 hex digest; `redact` writes 64 lowercase hex characters".to_owned(),
+            );
+        }
+    }
+    out
+}
+
+/// Checks one volatile declaration the way replay parses it (spec §4.3), returning replay's
+/// refusal message. (Kept here until the replay engine's own parser lands; the two must agree.)
+pub fn validate_volatile(decl: &str) -> Result<(), String> {
+    let reject = |why: String| {
+        Err(format!(
+            "mcp-cassette: {why}: \"{decl}\". A volatile declaration is a JSON Pointer into the request params (/arguments/requestedAt), optionally scoped to one method (tools/call:/arguments/requestedAt); it comes from replay --volatile or the cassette header's \"volatile\" list"
+        ))
+    };
+    if decl.is_empty() {
+        return reject("the declaration names no field".to_owned());
+    }
+    let (method, pointer) = if decl.starts_with('/') {
+        (None, decl)
+    } else {
+        let Some((method, pointer)) = decl.split_once(':') else {
+            return reject("neither a JSON Pointer nor a method-scoped one".to_owned());
+        };
+        if method.is_empty() {
+            return reject("the method scope is empty".to_owned());
+        }
+        if pointer.is_empty() {
+            return reject(format!(
+                "the declaration names no field, only the method \"{method}\""
+            ));
+        }
+        if !pointer.starts_with('/') {
+            return reject(format!(
+                "the pointer after \"{method}:\" does not start with \"/\""
+            ));
+        }
+        (Some(method), pointer)
+    };
+    let first = pointer[1..]
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .replace("~1", "/")
+        .replace("~0", "~");
+    const ENGINE_READ: [(Option<&str>, &str, &str); 4] = [
+        (
+            None,
+            "inputResponses",
+            "replay matches on /inputResponses to tell a retry from the call it retried, on every method, so dropping it would answer a retry with the recording of the call it retried",
+        ),
+        (
+            None,
+            "requestState",
+            "replay matches on /requestState to tell a retry from the call it retried, on every method, so dropping it would answer a retry carrying no /inputResponses with the recording of the plain call",
+        ),
+        (
+            Some("tools/call"),
+            "name",
+            "replay matches a tools/call on /name, so dropping it would answer a call with another tool's recording",
+        ),
+        (
+            Some("tasks/get"),
+            "taskId",
+            "replay matches a tasks/get on /taskId, so dropping it would pool every task's polls together and serve one task's final state for another",
+        ),
+    ];
+    for (rule_method, key, refusal) in ENGINE_READ {
+        if key != first {
+            continue;
+        }
+        if let (Some(rm), Some(m)) = (rule_method, method) {
+            if rm != m {
+                continue;
+            }
+        }
+        let scope = if rule_method.is_some() {
+            ". Scope the declaration to a method that does not match on it"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "mcp-cassette: cannot declare \"{decl}\" volatile: {refusal}{scope}"
+        ));
+    }
+    Ok(())
+}
+
+/// Lints a whole cassette from a reader, one entry at a time. `on_warning` receives the
+/// reader's notes (an unknown entry type is skipped with one).
+pub fn lint_cassette<R: BufRead>(
+    reader: Reader<R>,
+    mut on_warning: impl FnMut(String),
+) -> Result<CassetteLint, CassetteError> {
+    let header = reader.header().clone();
+    let path = reader.path().to_owned();
+    let mut linter = CassetteLinter::new();
+    for entry in reader {
+        let entry = entry?;
+        if let EntryKind::Unknown(kind) = &entry.kind {
+            on_warning(crate::cassette::unknown_entry_warning(kind, &path));
+            continue;
+        }
+        linter.entry(&entry);
+    }
+    Ok(linter.finish(&header))
+}
+
+/// Walks a `result` straight off its text, linting each string it may read.
+struct Walker<'a> {
+    path: &'a mut String,
+    depth: usize,
+    hits: &'a mut Vec<(String, super::TextHit)>,
+}
+
+impl Walker<'_> {
+    fn text(&mut self, s: &str) {
+        for hit in super::lint_output_text(s) {
+            self.hits.push((self.path.clone(), hit));
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Walker<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.depth > MAX_OUTPUT_DEPTH {
+            return <IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| ());
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walker<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(mut self, s: &str) -> Result<(), E> {
+        self.text(s);
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            let base = self.path.len();
+            // Writing to a String cannot fail.
+            let _ = write!(self.path, "/{i}");
+            let more = seq.next_element_seed(Walker {
+                path: &mut *self.path,
+                depth: self.depth + 1,
+                hits: &mut *self.hits,
+            })?;
+            self.path.truncate(base);
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if UNSCANNED_KEYS.contains(&key.as_ref()) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let base = self.path.len();
+            // Keys go into the path as they are, unescaped, as the reference writes them.
+            self.path.push('/');
+            self.path.push_str(&key);
+            map.next_value_seed(Walker {
+                path: &mut *self.path,
+                depth: self.depth + 1,
+                hits: &mut *self.hits,
+            })?;
+            self.path.truncate(base);
+        }
+        Ok(())
+    }
+}
+
+/// A response frame, of which only `result` is walked.
+struct ResultOf<'a>(Walker<'a>);
+
+impl<'de> Visitor<'de> for ResultOf<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC response object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut walker = Some(self.0);
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            match (key.as_ref(), walker.take()) {
+                ("result", Some(w)) => map.next_value_seed(w)?,
+                (_, w) => {
+                    walker = w;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An object key, borrowed from the input when it has no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(s))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

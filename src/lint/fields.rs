@@ -1,0 +1,377 @@
+//! Which strings of a listing entry the lint reads, under which label and surface (spec §6.4).
+//!
+//! Only string values are collected: a number or boolean carries no instructions. Entries
+//! and members of the wrong type are skipped rather than reported, because a listing may hold
+//! whatever a broken server put there and the structural checks own that complaint.
+
+use serde_json::{Map, Value};
+
+use super::Surface;
+
+/// One text to lint, the surface that decides which rules read it, and where it was found.
+pub(crate) struct Field<'v> {
+    pub(crate) text: &'v str,
+    pub(crate) surface: Surface,
+    place: Place,
+}
+
+/// Where a field sits. Labels are rendered only for fields that produce a finding, so the
+/// walk itself allocates nothing per text.
+#[derive(Clone, Copy)]
+enum Place {
+    /// A top-level key: `description`, `title`, `name`.
+    Key(&'static str),
+    /// `arguments[i].<key>` of a prompt.
+    Argument(usize, &'static str),
+    /// `<path of schema node>.<key>`, or `…<key>[i]` for a member of a list.
+    Schema {
+        node: usize,
+        key: &'static str,
+        member: Option<usize>,
+    },
+}
+
+/// How a schema node is reached from its parent.
+enum Step<'v> {
+    /// The walk's root: `inputSchema` or `annotations`.
+    Root(&'static str),
+    /// A single sub-schema: `.items`.
+    Single(&'static str),
+    /// A named sub-schema: `.properties.city`, `.$defs.Address`.
+    Named(&'static str, &'v str),
+    /// A sub-schema in a list: `.anyOf[0]`.
+    Indexed(&'static str, usize),
+}
+
+struct Node<'v> {
+    parent: Option<usize>,
+    step: Step<'v>,
+}
+
+/// The fields of one listing entry, in the order they are linted.
+pub(crate) struct Fields<'v> {
+    pub(crate) list: Vec<Field<'v>>,
+    nodes: Vec<Node<'v>>,
+}
+
+/// Deepest schema level read (the root is level 0). Text nested deeper is not linted: a
+/// stated limit, and the bound that keeps a hostile 10,000-level schema from costing stack.
+pub(crate) const SCHEMA_DEPTH_LIMIT: usize = 6;
+
+/// Keys whose string value reaches the model as text. Schema poisoning (SAFE-T1501) hides
+/// instructions in any of them, not only in `description`.
+const TEXT_KEYS: [&str; 4] = ["description", "title", "default", "const"];
+/// The same where the schema holds a list of values.
+const TEXT_LIST_KEYS: [&str; 2] = ["enum", "examples"];
+/// Keys holding sub-schemas: a list of schemas, a single schema (`items`), or a map of named
+/// schemas (`properties`, `$defs`, `definitions`).
+const CHILD_KEYS: [&str; 7] = [
+    "properties",
+    "items",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+];
+/// The child key whose object value is itself a schema rather than a map of them.
+const SINGLE_SCHEMA_KEY: &str = "items";
+
+impl<'v> Fields<'v> {
+    fn new() -> Self {
+        Fields {
+            list: Vec::new(),
+            nodes: Vec::new(),
+        }
+    }
+
+    fn push_key(&mut self, key: &'static str, value: Option<&'v Value>, surface: Surface) {
+        if let Some(Value::String(text)) = value {
+            self.list.push(Field {
+                text,
+                surface,
+                place: Place::Key(key),
+            });
+        }
+    }
+
+    /// The label messages use: `description`, `arguments[0].title`,
+    /// `inputSchema.properties.city.description`, `inputSchema.enum[0]`, `annotations.title`.
+    pub(crate) fn label(&self, field: &Field<'_>) -> String {
+        match field.place {
+            Place::Key(key) => key.to_owned(),
+            Place::Argument(i, key) => format!("arguments[{i}].{key}"),
+            Place::Schema { node, key, member } => {
+                let mut label = self.node_path(node);
+                label.push('.');
+                label.push_str(key);
+                if let Some(i) = member {
+                    label.push_str(&format!("[{i}]"));
+                }
+                label
+            }
+        }
+    }
+
+    fn node_path(&self, node: usize) -> String {
+        // At most SCHEMA_DEPTH_LIMIT + 1 steps: the walk never records a deeper node.
+        let mut chain = Vec::new();
+        let mut at = Some(node);
+        while let Some(index) = at {
+            let Some(n) = self.nodes.get(index) else {
+                break;
+            };
+            chain.push(&n.step);
+            at = n.parent;
+        }
+        let mut path = String::new();
+        for step in chain.into_iter().rev() {
+            match step {
+                Step::Root(name) => path.push_str(name),
+                Step::Single(key) => {
+                    path.push('.');
+                    path.push_str(key);
+                }
+                Step::Named(key, name) => {
+                    path.push('.');
+                    path.push_str(key);
+                    path.push('.');
+                    path.push_str(name);
+                }
+                Step::Indexed(key, i) => path.push_str(&format!(".{key}[{i}]")),
+            }
+        }
+        path
+    }
+
+    /// Collect one schema node's text, then its sub-schemas, reading the object's entries
+    /// once. Recursion is bounded by [`SCHEMA_DEPTH_LIMIT`]: at most seven frames are ever
+    /// live, whatever the input's depth.
+    fn walk_schema(
+        &mut self,
+        value: &'v Value,
+        parent: Option<usize>,
+        step: Step<'v>,
+        depth: usize,
+    ) {
+        if depth > SCHEMA_DEPTH_LIMIT {
+            return;
+        }
+        let Some(obj) = value.as_object() else {
+            return;
+        };
+        let node = self.nodes.len();
+        self.nodes.push(Node { parent, step });
+
+        let mut texts: [Option<&'v String>; 4] = [None; 4];
+        let mut lists: [Option<&'v Vec<Value>>; 2] = [None; 2];
+        let mut children: [Option<&'v Value>; 7] = [None; 7];
+        for (key, member) in obj {
+            let key = key.as_str();
+            if let Some(i) = TEXT_KEYS.iter().position(|k| *k == key) {
+                if let Value::String(text) = member {
+                    texts[i] = Some(text);
+                }
+            } else if let Some(i) = TEXT_LIST_KEYS.iter().position(|k| *k == key) {
+                if let Value::Array(items) = member {
+                    lists[i] = Some(items);
+                }
+            } else if let Some(i) = CHILD_KEYS.iter().position(|k| *k == key) {
+                children[i] = Some(member);
+            }
+        }
+
+        for (key, text) in TEXT_KEYS.iter().zip(texts) {
+            if let Some(text) = text {
+                self.list.push(Field {
+                    text,
+                    surface: Surface::Tool,
+                    place: Place::Schema {
+                        node,
+                        key,
+                        member: None,
+                    },
+                });
+            }
+        }
+        for (key, items) in TEXT_LIST_KEYS.iter().zip(lists) {
+            for (i, item) in items.into_iter().flatten().enumerate() {
+                if let Value::String(text) = item {
+                    self.list.push(Field {
+                        text,
+                        surface: Surface::Tool,
+                        place: Place::Schema {
+                            node,
+                            key,
+                            member: Some(i),
+                        },
+                    });
+                }
+            }
+        }
+        for (key, child) in CHILD_KEYS.iter().zip(children) {
+            match child {
+                Some(Value::Array(schemas)) => {
+                    for (i, schema) in schemas.iter().enumerate() {
+                        self.walk_schema(schema, Some(node), Step::Indexed(key, i), depth + 1);
+                    }
+                }
+                Some(schema @ Value::Object(_)) if *key == SINGLE_SCHEMA_KEY => {
+                    self.walk_schema(schema, Some(node), Step::Single(key), depth + 1);
+                }
+                Some(Value::Object(named)) => {
+                    for (name, schema) in named {
+                        self.walk_schema(schema, Some(node), Step::Named(key, name), depth + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A tool: `description`, `title`, then the input schema and the annotations, both walked.
+pub(crate) fn tool_fields(tool: &Map<String, Value>) -> Fields<'_> {
+    let mut fields = Fields::new();
+    fields.push_key("description", tool.get("description"), Surface::Tool);
+    fields.push_key("title", tool.get("title"), Surface::Tool);
+    if let Some(schema) = tool.get("inputSchema") {
+        fields.walk_schema(schema, None, Step::Root("inputSchema"), 0);
+    }
+    if let Some(annotations) = tool.get("annotations") {
+        fields.walk_schema(annotations, None, Step::Root("annotations"), 0);
+    }
+    fields
+}
+
+/// A prompt: `description`, `title`, and each argument's `description` and `title`. The name
+/// is what `prompts/get` is called with, so linting it would report naming as an attack.
+pub(crate) fn prompt_fields(prompt: &Map<String, Value>) -> Fields<'_> {
+    let mut fields = Fields::new();
+    fields.push_key("description", prompt.get("description"), Surface::Prompt);
+    fields.push_key("title", prompt.get("title"), Surface::Prompt);
+    if let Some(Value::Array(arguments)) = prompt.get("arguments") {
+        for (i, argument) in arguments.iter().enumerate() {
+            let Some(argument) = argument.as_object() else {
+                continue;
+            };
+            for key in ["description", "title"] {
+                if let Some(Value::String(text)) = argument.get(key) {
+                    fields.list.push(Field {
+                        text,
+                        surface: Surface::Prompt,
+                        place: Place::Argument(i, key),
+                    });
+                }
+            }
+        }
+    }
+    fields
+}
+
+/// A resource or resource template: `name` (display text standing in for a title; reads are
+/// keyed by `uri`), then `title` and `description`.
+pub(crate) fn resource_fields(res: &Map<String, Value>) -> Fields<'_> {
+    let mut fields = Fields::new();
+    fields.push_key("name", res.get("name"), Surface::Name);
+    fields.push_key("title", res.get("title"), Surface::Resource);
+    fields.push_key("description", res.get("description"), Surface::Resource);
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn labels(fields: &Fields<'_>) -> Vec<String> {
+        fields.list.iter().map(|f| fields.label(f)).collect()
+    }
+
+    #[test]
+    fn tool_reads_every_text_key() {
+        let tool = json!({
+            "name": "t",
+            "description": "d",
+            "title": "t",
+            "inputSchema": {
+                "type": "object",
+                "description": "root",
+                "properties": {
+                    "city": {"type": "string", "description": "c", "default": "x", "examples": ["e", 3]},
+                    "unit": {"enum": ["C", "F", 1], "const": "C", "title": "u"},
+                    "tags": {"type": "array", "items": {"description": "item text"}}
+                },
+                "anyOf": [{"description": "a0"}],
+                "$defs": {"D": {"description": "def"}},
+                "definitions": {"E": {"title": "e"}}
+            },
+            "annotations": {"title": "ann"}
+        });
+        let Some(obj) = tool.as_object() else {
+            panic!("object");
+        };
+        let got = labels(&tool_fields(obj));
+        assert_eq!(
+            got,
+            [
+                "description",
+                "title",
+                "inputSchema.description",
+                "inputSchema.properties.city.description",
+                "inputSchema.properties.city.default",
+                "inputSchema.properties.city.examples[0]",
+                "inputSchema.properties.unit.title",
+                "inputSchema.properties.unit.const",
+                "inputSchema.properties.unit.enum[0]",
+                "inputSchema.properties.unit.enum[1]",
+                "inputSchema.properties.tags.items.description",
+                "inputSchema.anyOf[0].description",
+                "inputSchema.$defs.D.description",
+                "inputSchema.definitions.E.title",
+                "annotations.title",
+            ]
+        );
+    }
+
+    #[test]
+    fn schema_walk_stops_below_depth_six() {
+        // Level k holds "level k"; levels 0..=6 are read, 7 is not.
+        let mut node = json!({"description": "level 8"});
+        for level in (0..8).rev() {
+            node = json!({"description": format!("level {level}"), "properties": {"p": node}});
+        }
+        let tool = json!({"inputSchema": node});
+        let Some(obj) = tool.as_object() else {
+            panic!("object");
+        };
+        let texts: Vec<&str> = tool_fields(obj).list.iter().map(|f| f.text).collect();
+        assert_eq!(texts.len(), 7);
+        assert_eq!(texts.last().copied(), Some("level 6"));
+    }
+
+    #[test]
+    fn prompt_and_resource_fields() {
+        let prompt = json!({"name": "ignored", "description": "d", "arguments": [7, {"title": "a", "description": "b"}]});
+        let Some(p) = prompt.as_object() else {
+            panic!("object");
+        };
+        assert_eq!(
+            labels(&prompt_fields(p)),
+            [
+                "description",
+                "arguments[1].description",
+                "arguments[1].title"
+            ]
+        );
+        let res = json!({"uri": "file:///x", "name": "n", "title": "t", "description": 5});
+        let Some(r) = res.as_object() else {
+            panic!("object");
+        };
+        let fields = resource_fields(r);
+        assert_eq!(labels(&fields), ["name", "title"]);
+        assert_eq!(fields.list[0].surface, Surface::Name);
+        assert_eq!(fields.list[1].surface, Surface::Resource);
+    }
+}

@@ -1,0 +1,144 @@
+//! CAS-L015 — mixed-script word (homoglyph obfuscation). The help text below is this rule's
+//! header: it is written once and shown by `rules --explain` and in SARIF.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::super::text::Text;
+use super::super::{Evidence, Level, RuleDoc, Surface};
+
+const HELP: &str = "\
+**CAS-L015 — mixed-script word (homoglyph obfuscation)** (shape, warn)
+
+**What it flags.** A Latin letter directly next to a Cyrillic or Greek letter, in either \
+order (Unicode `Script` property).
+
+**Why it matters.** Cyrillic а and Greek ο look exactly like Latin a and o. A word that mixes \
+them reads as a familiar name to a reviewer while matching nothing a filter or allow-list \
+looks for, and it can impersonate a trusted tool or brand. Only the two scripts whose letters \
+are confusable with Latin are checked: Han, Kana, Hangul or Arabic beside Latin (as in \
+`使用Google搜索`, ordinary Chinese without spaces) is silent.
+
+**Example.** `Opens the pаypal dashboard` with a Cyrillic а.
+
+**Evidence.** The whole space-delimited word: `\"pаypal\" mixes Latin with Cyrillic or Greek \
+letters`.
+
+**Surfaces.** Tool, prompt, resource, resource name. Not recorded output: unit symbols such \
+as `842 μs` are ordinary there.
+
+**References.** OWASP MCP03:2025 (tool poisoning); SAFE-MCP SAFE-T1405 (tool obfuscation).";
+
+pub(super) const DOC: RuleDoc = RuleDoc {
+    id: "CAS-L015",
+    describe: "mixed-script word (homoglyph obfuscation)",
+    title: "mixed-script word",
+    level: Level::Warn,
+    evidence: Evidence::Shape,
+    owasp: &["MCP03:2025"],
+    safe_mcp: Some("SAFE-T1405"),
+    surfaces: &[
+        Surface::Tool,
+        Surface::Prompt,
+        Surface::Resource,
+        Surface::Name,
+    ],
+    ceilings: &[],
+    doc: HELP,
+};
+
+static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
+    // A constant pattern, compiled by this file's tests.
+    Regex::new(
+        r"\p{sc=Latin}[\p{sc=Cyrillic}\p{sc=Greek}]|[\p{sc=Cyrillic}\p{sc=Greek}]\p{sc=Latin}",
+    )
+    .expect("mixed-script pattern compiles")
+});
+
+/// Whether the bytes may hold a Cyrillic or Greek code point: a necessary condition read off
+/// the UTF-8 encoding (lead byte, and for three- and four-byte forms the second byte). It
+/// lets Chinese, Japanese, Arabic or Hindi text skip the pattern entirely. The table is
+/// derived from the same Unicode properties the pattern uses, and a test re-derives it over
+/// every code point so a Unicode update cannot silently narrow it.
+fn may_hold_cyrillic_or_greek(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, &lead)| match lead {
+        0xCD..=0xD4 => true,
+        0xE1 | 0xE2 | 0xEA | 0xEF | 0xF0 => bytes
+            .get(i + 1)
+            .is_some_and(|&next| second_byte_fits(lead, next)),
+        _ => false,
+    })
+}
+
+fn second_byte_fits(lead: u8, next: u8) -> bool {
+    match lead {
+        0xE1 => matches!(next, 0xB2 | 0xB4..=0xB6 | 0xBC..=0xBF),
+        0xE2 => matches!(next, 0x84 | 0xB7),
+        0xEA => matches!(next, 0x99 | 0x9A | 0xAD),
+        0xEF => next == 0xB8,
+        0xF0 => matches!(next, 0x90 | 0x9D | 0x9E),
+        _ => false,
+    }
+}
+
+pub(super) fn find(text: &Text<'_>) -> Option<String> {
+    // Cyrillic and Greek letters are never ASCII.
+    if text.ascii || !may_hold_cyrillic_or_greek(text.s.as_bytes()) {
+        return None;
+    }
+    let at = PATTERN.find(text.s)?.start();
+    // Name the word, not the two letters: the word is what looked normal.
+    let start = text.s[..at].rfind(' ').map_or(0, |i| i + 1);
+    let end = text.s[at..].find(' ').map_or(text.s.len(), |i| at + i);
+    Some(format!(
+        "\"{}\" mixes Latin with Cyrillic or Greek letters",
+        &text.s[start..end]
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::fires;
+    use super::find;
+
+    #[test]
+    fn attack_fires() {
+        assert_eq!(
+            fires(find, "Opens the p\u{0430}ypal dashboard").as_deref(),
+            Some("\"p\u{0430}ypal\" mixes Latin with Cyrillic or Greek letters")
+        );
+        assert!(fires(find, "g\u{03BF}\u{03BF}gle").is_some());
+        assert!(fires(find, "\u{0441}lick").is_some());
+    }
+
+    #[test]
+    fn prefilter_never_hides_a_cyrillic_or_greek_code_point() {
+        // Every code point the prefilter rejects, in one string; the property class must
+        // find none of them.
+        let class = regex::Regex::new(r"[\p{sc=Cyrillic}\p{sc=Greek}]");
+        let Ok(class) = class else {
+            panic!("class compiles");
+        };
+        let mut rejected = String::new();
+        let mut buf = [0u8; 4];
+        for c in (0x80u32..=0x10FFFF).filter_map(char::from_u32) {
+            if !super::may_hold_cyrillic_or_greek(c.encode_utf8(&mut buf).as_bytes()) {
+                rejected.push(c);
+            }
+        }
+        assert!(rejected.len() > 1_000_000);
+        assert_eq!(class.find(&rejected).map(|m| m.as_str().to_owned()), None);
+        assert!(!super::may_hold_cyrillic_or_greek(
+            "使用谷歌，搜索。".as_bytes()
+        ));
+    }
+
+    #[test]
+    fn legitimate_is_silent() {
+        assert!(fires(find, "使用Google搜索并返回结果").is_none());
+        assert!(fires(find, "Поиск по Google и Yandex").is_none());
+        assert!(fires(find, "Αναζήτηση στο Google").is_none());
+        assert!(fires(find, "Café naïve résumé").is_none());
+    }
+}

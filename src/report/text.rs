@@ -1,0 +1,152 @@
+//! The human report of `check`, line for line the reference's:
+//!
+//! ```text
+//!
+//! mcp-cassette check: <target>
+//! server: <name|unknown>@<version|?>  protocol: <version|?>
+//! surface: <N> tools[, <N> resources][, <N> prompts]
+//!
+//! [OK] no findings                      (or one line per finding, plus its evidence)
+//!
+//! result: PASS|FAIL (<E> error(s), <W> warning(s), gate: <fail-on>[, lint: <lint-fail-on>])
+//! ```
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::CheckReport;
+use crate::lint::Level;
+
+/// Renders the report, ending with a newline.
+pub fn render(report: &CheckReport) -> String {
+    let mut out = String::new();
+    out.push('\n');
+    let _ = writeln!(out, "mcp-cassette check: {}", report.target);
+    let _ = writeln!(
+        out,
+        "server: {}@{}  protocol: {}",
+        identity(report.server.as_ref(), "name").unwrap_or_else(|| "unknown".to_owned()),
+        identity(report.server.as_ref(), "version").unwrap_or_else(|| "?".to_owned()),
+        report.protocol_version.as_deref().unwrap_or("?")
+    );
+    let mut counts = vec![format!("{} tools", report.tool_count)];
+    if let Some(resources) = report.resource_count {
+        counts.push(format!("{resources} resources"));
+    }
+    if let Some(prompts) = report.prompt_count {
+        counts.push(format!("{prompts} prompts"));
+    }
+    let _ = writeln!(out, "surface: {}", counts.join(", "));
+    out.push('\n');
+    if report.findings.is_empty() {
+        out.push_str("[OK] no findings\n");
+    }
+    for finding in &report.findings {
+        let tag = match finding.level {
+            Level::Error => "[FAIL]",
+            Level::Warn => "[WARN]",
+            Level::Info => "[INFO]",
+        };
+        let _ = writeln!(
+            out,
+            "{tag} {} {}: {}",
+            finding.code, finding.subject, finding.message
+        );
+        if let Some(excerpt) = finding.excerpt.as_deref().filter(|e| !e.is_empty()) {
+            let _ = writeln!(out, "       evidence: \"{excerpt}\"");
+        }
+    }
+    out.push('\n');
+    let gate = if report.fail_on == report.lint_fail_on {
+        report.fail_on.to_string()
+    } else {
+        format!("{}, lint: {}", report.fail_on, report.lint_fail_on)
+    };
+    let _ = writeln!(
+        out,
+        "result: {} ({} error(s), {} warning(s), gate: {gate})",
+        if report.ok { "PASS" } else { "FAIL" },
+        report.count(Level::Error),
+        report.count(Level::Warn)
+    );
+    out
+}
+
+/// A member of the server identity as JavaScript's template literal shows it: strings bare,
+/// other values as JSON; absent or null is `None`.
+fn identity(server: Option<&Value>, key: &str) -> Option<String> {
+    match server?.get(key)? {
+        Value::Null => None,
+        Value::String(text) => Some(text.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::inspect::CheckFinding;
+    use crate::report::{Gate, ReportHead};
+
+    fn head() -> ReportHead {
+        ReportHead {
+            target: "node server.js".into(),
+            server: Some(json!({"name": "tiny-server", "version": "1.0.0"})),
+            protocol_version: Some("2025-06-18".into()),
+            tool_count: 3,
+            resource_count: None,
+            prompt_count: None,
+        }
+    }
+
+    #[test]
+    fn clean_report() {
+        let report = CheckReport::new(head(), Vec::new(), Gate::Error, Gate::Error);
+        assert_eq!(
+            render(&report),
+            "\nmcp-cassette check: node server.js\nserver: tiny-server@1.0.0  protocol: 2025-06-18\nsurface: 3 tools\n\n[OK] no findings\n\nresult: PASS (0 error(s), 0 warning(s), gate: error)\n"
+        );
+    }
+
+    #[test]
+    fn findings_counts_and_split_gates() {
+        let mut head = head();
+        head.server = None;
+        head.protocol_version = None;
+        head.resource_count = Some(2);
+        head.prompt_count = Some(0);
+        let findings = vec![
+            CheckFinding {
+                level: Level::Error,
+                code: "CAS-L001".into(),
+                subject: "get_weather".into(),
+                kind: None,
+                message:
+                    "instruction-override phrasing (classic prompt-injection) (in description)"
+                        .into(),
+                excerpt: Some("Ignore previous instructions".into()),
+                surface: None,
+            },
+            CheckFinding {
+                level: Level::Warn,
+                code: "CAS-C003".into(),
+                subject: "x".into(),
+                kind: None,
+                message: "missing description (models select tools by description)".into(),
+                excerpt: None,
+                surface: None,
+            },
+        ];
+        let report = CheckReport::new(head, findings, Gate::Error, Gate::Never);
+        assert_eq!(
+            render(&report),
+            "\nmcp-cassette check: node server.js\nserver: unknown@?  protocol: ?\nsurface: 3 tools, 2 resources, 0 prompts\n\n\
+[FAIL] CAS-L001 get_weather: instruction-override phrasing (classic prompt-injection) (in description)\n       evidence: \"Ignore previous instructions\"\n\
+[WARN] CAS-C003 x: missing description (models select tools by description)\n\n\
+result: PASS (1 error(s), 1 warning(s), gate: error, lint: never)\n"
+        );
+    }
+}

@@ -1,0 +1,578 @@
+//! A server run as a child process, speaking newline-delimited messages over its pipes.
+//!
+//! Three things set this apart from a plain `Command::spawn`:
+//!
+//! * **Bounded lines.** Stdout is read on its own task into lines of at most
+//!   [`StdioOptions::max_line`] bytes (64 MiB by default: a 20 MB `tools/list` is fine, an
+//!   endless line is not). A longer line is dropped as it streams in and reported by size, so
+//!   memory stays bounded whatever the server prints.
+//! * **Prompt death notice.** When stdout closes, the next read does not wait out a request
+//!   timeout: it reaps the child (for at most a second), and reports its exit status with the
+//!   tail of its stderr.
+//! * **Stderr kept and passed on.** The child's stderr goes through a pipe: every byte is
+//!   copied to our stderr as it arrives (the user sees the server's own diagnostics, as with an
+//!   inherited stderr) and the last [`StdioOptions::stderr_tail`] bytes are kept for the error
+//!   message when the server dies.
+//!
+//! Shutting down follows the stdio transport's rules: end stdin, give the server a moment to
+//! leave on its own, then SIGTERM, then SIGKILL after two seconds. A well-behaved server that
+//! exits on end-of-input is never waited on longer than it takes to exit.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::Write as _;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::child::{Signal, send_signal};
+
+/// Default bound on one stdout line.
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// Default amount of stderr kept for error messages.
+pub const STDERR_TAIL: usize = 4 * 1024;
+
+/// How long a server gets to exit on its own once its stdin is closed.
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+/// How long a server gets to honour SIGTERM.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+/// How long a server whose stdout closed gets to report an exit status.
+const REAP_WAIT: Duration = Duration::from_secs(1);
+/// How long the stderr pump gets to drain once the server is gone.
+const STDERR_DRAIN: Duration = Duration::from_millis(250);
+/// Stdout lines buffered ahead of the reader.
+const LINE_QUEUE: usize = 4096;
+
+/// Knobs of [`StdioTransport::spawn`].
+#[derive(Debug, Clone)]
+pub struct StdioOptions {
+    /// Longest stdout line accepted, in bytes (without its newline).
+    pub max_line: usize,
+    /// Bytes of stderr kept for [`Exit::stderr_tail`].
+    pub stderr_tail: usize,
+    /// Copy the child's stderr to ours as it arrives.
+    pub echo_stderr: bool,
+}
+
+impl Default for StdioOptions {
+    fn default() -> Self {
+        Self {
+            max_line: MAX_LINE,
+            stderr_tail: STDERR_TAIL,
+            echo_stderr: true,
+        }
+    }
+}
+
+/// One line of the child's stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Received {
+    /// The bytes of a line, without its `\n` (and without one `\r` before it).
+    Line(Vec<u8>),
+    /// A line longer than the bound, dropped; `bytes` is how long it was.
+    TooLong { bytes: usize },
+}
+
+/// How a server that stopped talking ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// `None` when stdout closed but the process had not exited a second later.
+    pub status: Option<ExitStatus>,
+    /// The last few KiB of its stderr, lossily decoded, trailing whitespace trimmed.
+    pub stderr_tail: String,
+}
+
+impl Exit {
+    /// One sentence: `the server exited with status 7`, `the server was killed by signal 9`,
+    /// or `the server closed its stdout`.
+    pub fn summary(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.status {
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("the server exited with status {code}"),
+                (None, Some(signal)) => format!("the server was killed by signal {signal}"),
+                (None, None) => "the server exited".to_owned(),
+            },
+            None => "the server closed its stdout".to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())?;
+        write_tail(f, &self.stderr_tail)
+    }
+}
+
+/// Appends `; its stderr ended with:` and the tail, indented, when there is one.
+pub fn write_tail(f: &mut impl fmt::Write, tail: &str) -> fmt::Result {
+    if tail.is_empty() {
+        return f.write_str(" (nothing on its stderr)");
+    }
+    f.write_str("; its stderr ended with:")?;
+    for line in tail.lines() {
+        write!(f, "\n  | {line}")?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    /// The command has no program (the reference's wording).
+    #[error("stdio target: empty command")]
+    EmptyCommand,
+    #[error("failed to start {program:?}: {error}")]
+    Spawn {
+        program: String,
+        error: std::io::Error,
+    },
+    /// The server is gone (stdout closed, or stdin refused our write).
+    #[error("{0}")]
+    Exited(Exit),
+    #[error("failed to read the server's stdout: {0}")]
+    Read(std::io::Error),
+}
+
+enum Event {
+    Line(Vec<u8>),
+    TooLong(usize),
+    Failed(std::io::Error),
+    Closed,
+}
+
+/// The last bytes of a stream, up to a capacity.
+struct Tail {
+    bytes: VecDeque<u8>,
+    capacity: usize,
+    dropped: bool,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        let chunk = &chunk[chunk.len().saturating_sub(self.capacity)..];
+        let overflow = (self.bytes.len() + chunk.len()).saturating_sub(self.capacity);
+        if overflow > 0 {
+            self.bytes.drain(..overflow);
+            self.dropped = true;
+        }
+        self.bytes.extend(chunk);
+    }
+
+    fn text(&self) -> String {
+        let bytes: Vec<u8> = self.bytes.iter().copied().collect();
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if self.dropped {
+            // The first line was cut somewhere in the middle; start at a whole one.
+            if let Some(newline) = text.find('\n') {
+                text.drain(..=newline);
+            }
+        }
+        text.trim_end().to_owned()
+    }
+}
+
+/// A running child server with line-framed stdout and captured stderr.
+pub struct StdioTransport {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<Event>,
+    stdout_task: JoinHandle<()>,
+    stderr_task: Option<JoinHandle<()>>,
+    tail: Arc<Mutex<Tail>>,
+    exit: Option<Exit>,
+}
+
+impl StdioTransport {
+    /// Spawns `argv` (program first) with all three standard streams piped. Must be called
+    /// within a tokio runtime (with I/O and time enabled).
+    pub fn spawn(argv: &[String], options: &StdioOptions) -> Result<Self, StdioError> {
+        let (program, args) = argv.split_first().ok_or(StdioError::EmptyCommand)?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| StdioError::Spawn {
+                program: program.clone(),
+                error,
+            })?;
+        let stdin = child.stdin.take();
+        let (sender, events) = mpsc::channel(LINE_QUEUE);
+        let stdout_task = match child.stdout.take() {
+            Some(stdout) => tokio::spawn(read_lines(stdout, options.max_line, sender)),
+            None => tokio::spawn(async move {
+                let _ = sender.send(Event::Closed).await;
+            }),
+        };
+        let tail = Arc::new(Mutex::new(Tail {
+            bytes: VecDeque::with_capacity(options.stderr_tail),
+            capacity: options.stderr_tail,
+            dropped: false,
+        }));
+        let stderr_task = child.stderr.take().map(|stderr| {
+            tokio::spawn(pump_stderr(stderr, Arc::clone(&tail), options.echo_stderr))
+        });
+        Ok(Self {
+            child,
+            stdin,
+            events,
+            stdout_task,
+            stderr_task,
+            tail,
+            exit: None,
+        })
+    }
+
+    /// The child's process id, while it has one.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// How the server ended, once that is known.
+    pub fn exit(&self) -> Option<&Exit> {
+        self.exit.as_ref()
+    }
+
+    /// The stderr kept so far.
+    pub fn stderr_tail(&self) -> String {
+        self.tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .text()
+    }
+
+    /// Writes one message and its newline. A server that is gone answers with
+    /// [`StdioError::Exited`].
+    pub async fn send_line(&mut self, line: &str) -> Result<(), StdioError> {
+        if let Some(exit) = &self.exit {
+            return Err(StdioError::Exited(exit.clone()));
+        }
+        let written = match self.stdin.as_mut() {
+            Some(stdin) => write_line(stdin, line).await,
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        };
+        match written {
+            Ok(()) => Ok(()),
+            Err(_) => Err(StdioError::Exited(self.reap().await)),
+        }
+    }
+
+    /// The next stdout line. When stdout has closed, waits (briefly) for the exit status and
+    /// answers [`StdioError::Exited`], now and on every later call.
+    pub async fn next_line(&mut self) -> Result<Received, StdioError> {
+        if let Some(exit) = &self.exit {
+            return Err(StdioError::Exited(exit.clone()));
+        }
+        match self.events.recv().await {
+            Some(Event::Line(bytes)) => Ok(Received::Line(bytes)),
+            Some(Event::TooLong(bytes)) => Ok(Received::TooLong { bytes }),
+            Some(Event::Failed(err)) => Err(StdioError::Read(err)),
+            Some(Event::Closed) | None => Err(StdioError::Exited(self.reap().await)),
+        }
+    }
+
+    /// The server stopped talking: collect its status (if it exits within a second) and let
+    /// its stderr drain, so the tail holds its last words.
+    async fn reap(&mut self) -> Exit {
+        if let Some(exit) = &self.exit {
+            return exit.clone();
+        }
+        self.stdin = None;
+        let status = tokio::time::timeout(REAP_WAIT, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if status.is_some() {
+            self.drain_stderr().await;
+        }
+        let exit = Exit {
+            status,
+            stderr_tail: self.stderr_tail(),
+        };
+        self.exit = Some(exit.clone());
+        exit
+    }
+
+    async fn drain_stderr(&mut self) {
+        if let Some(task) = self.stderr_task.as_mut() {
+            if tokio::time::timeout(STDERR_DRAIN, &mut *task)
+                .await
+                .is_err()
+            {
+                // A grandchild may hold the pipe open; what arrived so far will do.
+                task.abort();
+            }
+            self.stderr_task = None;
+        }
+    }
+
+    /// Ends the session: closes stdin, lets the server exit on its own for a moment, then
+    /// SIGTERM, then SIGKILL two seconds later. Returns the exit status when one was seen.
+    pub async fn close(mut self) -> Option<ExitStatus> {
+        self.stdin = None;
+        let status = match self.child.try_wait() {
+            Ok(Some(status)) => Some(status),
+            _ => self.stop().await,
+        };
+        self.drain_stderr().await;
+        self.stdout_task.abort();
+        status.or_else(|| self.exit.as_ref().and_then(|exit| exit.status))
+    }
+
+    async fn stop(&mut self) -> Option<ExitStatus> {
+        if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
+            return Some(status);
+        }
+        if let Some(pid) = self.child.id() {
+            send_signal(pid, Signal::Terminate);
+        }
+        if let Ok(Ok(status)) = tokio::time::timeout(TERM_GRACE, self.child.wait()).await {
+            return Some(status);
+        }
+        let _ = self.child.start_kill();
+        self.child.wait().await.ok()
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        self.stdout_task.abort();
+        if let Some(task) = &self.stderr_task {
+            task.abort();
+        }
+    }
+}
+
+async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
+    stdin.write_all(line.as_bytes()).await?;
+    stdin.write_all(b"\n").await?;
+    stdin.flush().await
+}
+
+/// Splits stdout into lines of at most `max` bytes and queues them. An over-long line is
+/// dropped as it streams in (memory stays at `max`) and reported with its length.
+async fn read_lines(stdout: impl AsyncRead + Unpin, max: usize, sender: mpsc::Sender<Event>) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    // Bytes of the current line when it has outgrown `max` (then `line` stays empty).
+    let mut oversized: Option<usize> = None;
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok(chunk) => chunk,
+            Err(err) => {
+                let _ = sender.send(Event::Failed(err)).await;
+                return;
+            }
+        };
+        if chunk.is_empty() {
+            let last = finish_line(&mut line, &mut oversized);
+            if let Some(event) =
+                last.filter(|event| !matches!(event, Event::Line(l) if l.is_empty()))
+            {
+                let _ = sender.send(event).await;
+            }
+            let _ = sender.send(Event::Closed).await;
+            return;
+        }
+        let (take, complete) = match memchr::memchr(b'\n', chunk) {
+            Some(newline) => (newline, true),
+            None => (chunk.len(), false),
+        };
+        match oversized.as_mut() {
+            Some(total) => *total += take,
+            None if line.len() + take > max => {
+                oversized = Some(line.len() + take);
+                line = Vec::new();
+            }
+            None => line.extend_from_slice(&chunk[..take]),
+        }
+        reader.consume(if complete { take + 1 } else { take });
+        if complete {
+            if let Some(event) = finish_line(&mut line, &mut oversized) {
+                if sender.send(event).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn finish_line(line: &mut Vec<u8>, oversized: &mut Option<usize>) -> Option<Event> {
+    if let Some(bytes) = oversized.take() {
+        return Some(Event::TooLong(bytes));
+    }
+    let mut done = std::mem::take(line);
+    if done.last() == Some(&b'\r') {
+        done.pop();
+    }
+    Some(Event::Line(done))
+}
+
+/// Copies the child's stderr to ours as it arrives and keeps its tail.
+async fn pump_stderr(mut stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>, echo: bool) {
+    let mut buf = vec![0_u8; 8 * 1024];
+    loop {
+        let read = match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(read) => read,
+        };
+        let chunk = &buf[..read];
+        if echo {
+            // A blocking write of a few KiB to our own stderr, in order with our notes.
+            let _ = std::io::stderr().write_all(chunk);
+        }
+        tail.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(chunk);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), script.into()]
+    }
+
+    fn quiet() -> StdioOptions {
+        StdioOptions {
+            echo_stderr: false,
+            ..StdioOptions::default()
+        }
+    }
+
+    #[test]
+    fn lines_are_split_and_cr_stripped() {
+        runtime().block_on(async {
+            let mut t =
+                StdioTransport::spawn(&sh("printf 'a\\r\\nbb\\n\\nlast'"), &quiet()).unwrap();
+            let mut got = Vec::new();
+            while let Ok(Received::Line(line)) = t.next_line().await {
+                got.push(String::from_utf8(line).unwrap());
+            }
+            assert_eq!(got, ["a", "bb", "", "last"]);
+            assert_eq!(
+                t.exit().unwrap().summary(),
+                "the server exited with status 0"
+            );
+            t.close().await;
+        });
+    }
+
+    #[test]
+    fn over_long_lines_are_dropped_and_measured() {
+        runtime().block_on(async {
+            let options = StdioOptions {
+                max_line: 10,
+                ..quiet()
+            };
+            let script =
+                "printf 'short\\n'; head -c 100000 /dev/zero | tr '\\0' x; printf '\\nafter\\n'";
+            let mut t = StdioTransport::spawn(&sh(script), &options).unwrap();
+            assert_eq!(
+                t.next_line().await.unwrap(),
+                Received::Line(b"short".to_vec())
+            );
+            assert_eq!(
+                t.next_line().await.unwrap(),
+                Received::TooLong { bytes: 100_000 }
+            );
+            assert_eq!(
+                t.next_line().await.unwrap(),
+                Received::Line(b"after".to_vec())
+            );
+            assert!(matches!(t.next_line().await, Err(StdioError::Exited(_))));
+        });
+    }
+
+    #[test]
+    fn death_is_reported_with_status_and_stderr_tail() {
+        runtime().block_on(async {
+            let script = "echo starting >&2; head -c 9000 /dev/zero | tr '\\0' y >&2; echo >&2; echo 'fatal: no config' >&2; exit 7";
+            let mut t = StdioTransport::spawn(&sh(script), &quiet()).unwrap();
+            let started = std::time::Instant::now();
+            let err = loop {
+                match t.next_line().await {
+                    Ok(_) => {}
+                    Err(err) => break err,
+                }
+            };
+            assert!(started.elapsed() < Duration::from_secs(2));
+            let StdioError::Exited(exit) = err else {
+                panic!("{err}")
+            };
+            assert_eq!(exit.summary(), "the server exited with status 7");
+            assert!(exit.stderr_tail.ends_with("fatal: no config"), "{}", exit.stderr_tail);
+            assert!(exit.stderr_tail.len() <= STDERR_TAIL);
+            assert!(!exit.stderr_tail.contains("starting"));
+            let text = exit.to_string();
+            assert!(text.ends_with("\n  | fatal: no config"), "{text}");
+            // Later writes and reads report the same death.
+            assert!(matches!(t.send_line("{}").await, Err(StdioError::Exited(_))));
+            assert!(matches!(t.next_line().await, Err(StdioError::Exited(_))));
+        });
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        runtime().block_on(async {
+            let err = StdioTransport::spawn(&["/nonexistent/server".to_owned()], &quiet())
+                .err()
+                .unwrap();
+            assert!(
+                err.to_string()
+                    .starts_with("failed to start \"/nonexistent/server\""),
+                "{err}"
+            );
+            assert!(matches!(
+                StdioTransport::spawn(&[], &quiet()),
+                Err(StdioError::EmptyCommand)
+            ));
+        });
+    }
+
+    #[test]
+    fn close_is_quick_for_a_server_that_leaves_on_eof() {
+        runtime().block_on(async {
+            let mut t = StdioTransport::spawn(&["cat".to_owned()], &quiet()).unwrap();
+            t.send_line("hello").await.unwrap();
+            assert_eq!(
+                t.next_line().await.unwrap(),
+                Received::Line(b"hello".to_vec())
+            );
+            let started = std::time::Instant::now();
+            let status = t.close().await.unwrap();
+            assert!(status.success());
+            assert!(started.elapsed() < Duration::from_millis(100));
+        });
+    }
+
+    #[test]
+    fn close_terminates_a_server_that_ignores_eof() {
+        runtime().block_on(async {
+            let t = StdioTransport::spawn(&sh("trap '' HUP; while :; do sleep 1; done"), &quiet())
+                .unwrap();
+            let started = std::time::Instant::now();
+            let status = t.close().await.unwrap();
+            assert!(!status.success());
+            assert!(started.elapsed() < Duration::from_secs(1));
+        });
+    }
+}
