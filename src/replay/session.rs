@@ -25,7 +25,8 @@ use serde_json::value::RawValue;
 
 use super::OnMiss;
 use super::fingerprint::{
-    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_text, is_mrtr_retry,
+    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_node, fingerprint_text,
+    is_mrtr_retry,
 };
 use super::index::{Answer, Index, Recorded};
 use super::miss::{MissReason, diagnose, format_miss, miss_answer};
@@ -224,16 +225,15 @@ impl Session {
         if let Some(quick) = quick_request(line) {
             let method = quick.method.as_ref();
             if method != LISTEN_METHOD && !self.index.volatile.applies_to(method) {
-                if let Some(fp) = fingerprint_text(method, quick.params) {
-                    let f = self.index.fps.get(fp.as_str()).copied();
-                    if let Some(p) = f.and_then(|f| self.take_exact(f)) {
-                        return Ok(Handled {
-                            exchange: self.serve_as(quick.id, p, Outcome::Answered),
-                            message: None,
-                        });
-                    }
-                    hint = Some(f);
+                let fp = fingerprint_node(method, quick.params.as_ref());
+                let f = self.index.fps.get(fp.as_str()).copied();
+                if let Some(p) = f.and_then(|f| self.take_exact(f)) {
+                    return Ok(Handled {
+                        exchange: self.serve_as(quick.id, p, Outcome::Answered),
+                        message: None,
+                    });
                 }
+                hint = Some(f);
             }
         }
         let message = parse_message(line)?;
