@@ -7,7 +7,12 @@
 //! * `scan_text`: every tool-surface rule over each text, the engine's inner loop;
 //! * `lint_tool`: the full per-tool path (field collection, labels, findings).
 //!
-//! Run with `cargo run --release --example bench_lint [megabytes]`.
+//! Each is reported as one whole cold pass (wall time, and process CPU time where
+//! `/proc/self/stat` exists) and as the best of ten timings of each ~100 kB slice, which is
+//! the figure to quote from a shared machine: it removes time other processes held the core.
+//!
+//! Run with `cargo run --release --example bench_lint [megabytes]`; `BENCH_ROUNDS=n` repeats
+//! the whole `scan_text` pass (for profiling).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -199,6 +204,16 @@ fn main() {
         hits,
     );
 
+    let best = best_of_slices(
+        &texts,
+        |text| black_box(scan_text(text, Surface::Tool)).len(),
+        |t| t.len(),
+    );
+    println!(
+        "scan_text, best of 10 per 100 kB slice: {:.0} MB/s",
+        mb / best
+    );
+
     let mut findings = 0usize;
     let t = timed(|| {
         for value in &tools {
@@ -206,4 +221,65 @@ fn main() {
         }
     });
     report("lint_tool (collection + findings)", mb, t, findings);
+    let best = best_of_slices(
+        &tools,
+        |tool| black_box(lint_tool(tool)).len(),
+        tool_text_bytes,
+    );
+    println!(
+        "lint_tool, best of 10 per 100 kB slice: {:.0} MB/s",
+        mb / best
+    );
+}
+
+/// On a shared machine the whole-pass figures count time other processes held the core.
+/// Timing each ~100 kB slice ten times and keeping the fastest filters that out; the slice is
+/// then cache-warm, so this approximates an idle core. Returns the summed best seconds.
+fn best_of_slices<T>(
+    items: &[T],
+    mut work: impl FnMut(&T) -> usize,
+    size: impl Fn(&T) -> usize,
+) -> f64 {
+    let mut total = 0.0f64;
+    let mut start = 0usize;
+    while start < items.len() {
+        let mut end = start;
+        let mut bytes = 0usize;
+        while end < items.len() && bytes < 100_000 {
+            bytes += size(&items[end]);
+            end += 1;
+        }
+        let slice = &items[start..end];
+        let best = (0..10)
+            .map(|_| {
+                let started = Instant::now();
+                for item in slice {
+                    black_box(work(item));
+                }
+                started.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min);
+        total += best;
+        start = end;
+    }
+    total
+}
+
+/// The lintable text bytes of a generated tool (description plus property descriptions).
+fn tool_text_bytes(tool: &Value) -> usize {
+    let description = tool
+        .get("description")
+        .and_then(Value::as_str)
+        .map_or(0, str::len);
+    let properties = tool
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object)
+        .map_or(0, |props| {
+            props
+                .values()
+                .filter_map(|p| p.get("description").and_then(Value::as_str))
+                .map(str::len)
+                .sum()
+        });
+    description + properties
 }

@@ -202,7 +202,7 @@ impl<R: BufRead> Iterator for Reader<R> {
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
 /// What a path holds, for `record --mode once`'s overwrite protection.

@@ -744,3 +744,349 @@ fn preview(line: &[u8]) -> String {
     }
     preview
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    type Script = Box<dyn FnMut(&Value) -> Vec<String> + Send>;
+
+    /// A transport that answers each message it is sent with the lines a script returns, and
+    /// keeps every message it was sent.
+    struct Scripted {
+        script: Script,
+        queue: VecDeque<String>,
+        sent: Arc<Mutex<Vec<Value>>>,
+    }
+
+    impl Transport for Scripted {
+        fn kind(&self) -> TransportKind {
+            TransportKind::Stdio
+        }
+
+        fn send<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Result<(), TransportError>> {
+            Box::pin(async move {
+                let value: Value = serde_json::from_str(message).unwrap();
+                self.queue.extend((self.script)(&value));
+                self.sent.lock().unwrap().push(value);
+                Ok(())
+            })
+        }
+
+        fn receive(&mut self) -> BoxFuture<'_, Result<Received, TransportError>> {
+            Box::pin(async move {
+                match self.queue.pop_front() {
+                    Some(line) => Ok(Received::Message(line.into_bytes())),
+                    // Nothing more: behave like a server that stays silent.
+                    None => std::future::pending().await,
+                }
+            })
+        }
+
+        fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    fn result(request: &Value, result: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
+    }
+
+    fn error(request: &Value, code: i64, message: &str, data: Value) -> String {
+        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message, "data": data}})
+            .to_string()
+    }
+
+    fn legacy_init(request: &Value) -> Vec<String> {
+        vec![result(
+            request,
+            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+        )]
+    }
+
+    fn connect(
+        era: EraChoice,
+        script: impl FnMut(&Value) -> Vec<String> + Send + 'static,
+    ) -> (
+        Result<Client, ClientError>,
+        Arc<Mutex<Vec<Value>>>,
+        tokio::runtime::Runtime,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let transport = Scripted {
+            script: Box::new(script),
+            queue: VecDeque::new(),
+            sent: Arc::clone(&sent),
+        };
+        let options = ClientOptions {
+            era,
+            timeout: Duration::from_millis(200),
+        };
+        let client = runtime.block_on(Client::connect(Box::new(transport), options));
+        (client, sent, runtime)
+    }
+
+    #[test]
+    fn legacy_handshake_and_pagination() {
+        let (client, sent, runtime) = connect(EraChoice::Legacy, |request| match request["method"]
+            .as_str()
+            .unwrap_or("")
+        {
+            "initialize" => legacy_init(request),
+            "tools/list" => match request["params"]["cursor"].as_str() {
+                None => vec![result(
+                    request,
+                    json!({"tools": [{"name": "a"}], "nextCursor": "p2"}),
+                )],
+                Some("p2") => vec![result(
+                    request,
+                    json!({"tools": [{"name": "b"}], "nextCursor": ""}),
+                )],
+                Some(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        });
+        let mut client = client.unwrap();
+        assert_eq!(client.era(), Era::Legacy);
+        assert_eq!(client.server_name(), Some("s"));
+        assert_eq!(client.server_version(), Some("1"));
+        assert_eq!(client.protocol_version(), Some("2025-06-18"));
+        assert_eq!(client.capabilities(), &json!({"tools": {}}));
+        let tools = runtime
+            .block_on(client.list_all("tools/list", "tools"))
+            .unwrap();
+        assert_eq!(tools, [json!({"name": "a"}), json!({"name": "b"})]);
+        let sent = sent.lock().unwrap();
+        assert_eq!(
+            sent[0],
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")}
+            }})
+        );
+        assert_eq!(
+            sent[1],
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        assert_eq!(sent[2]["params"], json!({}));
+        assert_eq!(sent[3]["params"], json!({"cursor": "p2"}));
+    }
+
+    #[test]
+    fn modern_discovery_retries_an_unsupported_version_and_sends_meta() {
+        let (client, sent, runtime) = connect(EraChoice::Modern, |request| {
+            let version = request["params"]["_meta"][META_PROTOCOL_VERSION].clone();
+            match request["method"].as_str().unwrap_or("") {
+                "server/discover" if version == "2026-07-28" => vec![error(
+                    request,
+                    UNSUPPORTED_VERSION,
+                    "unsupported",
+                    json!({"supported": ["2027-01-01"], "requested": version}),
+                )],
+                "server/discover" => vec![result(
+                    request,
+                    json!({
+                        "resultType": "complete",
+                        "supportedVersions": ["2027-01-01"],
+                        "capabilities": {"tools": {}, "prompts": {}},
+                        "_meta": {META_SERVER_INFO: {"name": "m", "version": "2"}}
+                    }),
+                )],
+                "tools/list" => vec![result(
+                    request,
+                    json!({"resultType": "complete", "tools": []}),
+                )],
+                _ => Vec::new(),
+            }
+        });
+        let mut client = client.unwrap();
+        assert_eq!(client.era(), Era::Modern);
+        assert_eq!(client.protocol_version(), Some("2027-01-01"));
+        assert_eq!(client.server_name(), Some("m"));
+        let tools = runtime
+            .block_on(client.request("tools/list", json!({"_meta": {"progressToken": 5}})))
+            .unwrap();
+        assert_eq!(tools["tools"], json!([]));
+        let sent = sent.lock().unwrap();
+        assert_eq!(sent.len(), 3, "no initialize, no initialized: {sent:?}");
+        assert_eq!(
+            sent[2]["params"]["_meta"],
+            json!({
+                "progressToken": 5,
+                META_PROTOCOL_VERSION: "2027-01-01",
+                META_CLIENT_INFO: {"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")},
+                META_CLIENT_CAPABILITIES: {}
+            })
+        );
+    }
+
+    #[test]
+    fn modern_rejections_do_not_fall_back() {
+        let (client, sent, _runtime) = connect(EraChoice::Modern, |request| {
+            vec![error(
+                request,
+                MISSING_CAPABILITY,
+                "needs sampling",
+                json!({}),
+            )]
+        });
+        let err = client.err().unwrap();
+        assert_eq!(err.to_string(), "server/discover rejected: needs sampling");
+        assert_eq!(sent.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn auto_falls_back_to_modern_and_reports_both_failures() {
+        let (client, _, _runtime) = connect(EraChoice::Auto, |request| {
+            match request["method"].as_str() {
+                Some("initialize") => vec![error(request, -32601, "no initialize", json!(null))],
+                Some("server/discover") => vec![result(request, json!({"capabilities": {}}))],
+                _ => Vec::new(),
+            }
+        });
+        let client = client.unwrap();
+        assert_eq!(client.era(), Era::Modern);
+        assert_eq!(client.protocol_version(), Some("2026-07-28"));
+
+        let (client, _, _runtime) = connect(EraChoice::Auto, |_| Vec::new());
+        assert_eq!(
+            client.err().unwrap().to_string(),
+            "server answered neither era. legacy: initialize failed: timeout after 200ms waiting for \"initialize\"; modern: timeout after 200ms waiting for \"server/discover\""
+        );
+    }
+
+    #[test]
+    fn noise_unknown_ids_and_server_requests() {
+        let (client, sent, runtime) = connect(EraChoice::Legacy, |request| match request["method"]
+            .as_str()
+        {
+            Some("initialize") => {
+                let mut lines = vec![
+                    "booting...".to_owned(),
+                    String::new(),
+                    json!({"jsonrpc": "2.0", "id": 99, "result": {}}).to_string(),
+                    json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+                        .to_string(),
+                    json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}).to_string(),
+                    json!({"jsonrpc": "2.0", "id": "s2", "method": "roots/list"}).to_string(),
+                ];
+                lines.extend(legacy_init(request));
+                lines
+            }
+            Some("tools/list") => vec![
+                json!({"jsonrpc": "2.0", "id": 12345, "result": {"tools": []}}).to_string(),
+                "{\"broken".to_owned(),
+            ],
+            _ => Vec::new(),
+        });
+        let mut client = client.unwrap();
+        let answers: Vec<Value> = sent
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| m.get("method").is_none())
+            .cloned()
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                json!({"jsonrpc": "2.0", "id": "s1", "result": {}}),
+                json!({"jsonrpc": "2.0", "id": "s2", "error": {"code": -32601, "message": "mcp-cassette does not serve roots/list"}}),
+            ]
+        );
+        let err = runtime
+            .block_on(client.list_all("tools/list", "tools"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "timeout after 200ms waiting for \"tools/list\"; meanwhile the server sent 1 answer(s) with an id this client never sent and 1 line(s) that are not JSON-RPC"
+        );
+    }
+
+    #[test]
+    fn input_required_errors_and_odd_listings() {
+        let (client, _, runtime) = connect(EraChoice::Legacy, |request| {
+            match request["method"].as_str() {
+                Some("initialize") => legacy_init(request),
+                Some("prompts/get") => vec![result(
+                    request,
+                    json!({"resultType": "input_required", "inputRequests": {"a": {}}}),
+                )],
+                Some("resources/list") => vec![error(request, -32603, "boom", json!(null))],
+                Some("prompts/list") => {
+                    vec![result(request, json!({"prompts": {"not": "a list"}}))]
+                }
+                Some("tools/list") => {
+                    vec![result(request, json!({"tools": [], "nextCursor": "same"}))]
+                }
+                Some("resources/templates/list") => vec![result(request, json!([1]))],
+                _ => Vec::new(),
+            }
+        });
+        let mut client = client.unwrap();
+        let err = runtime
+            .block_on(client.request("prompts/get", json!({"name": "p"})))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "\"prompts/get\" needs client input (MRTR); mcp-cassette runs non-interactively"
+        );
+        assert!(matches!(
+            err,
+            ClientError::InputRequired {
+                input_requests: Some(_),
+                ..
+            }
+        ));
+        let answer = runtime
+            .block_on(client.exchange("prompts/get", json!({})))
+            .unwrap();
+        assert!(matches!(answer.outcome, Outcome::Result(_)));
+
+        let err = runtime
+            .block_on(client.list_all("resources/list", "resources"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "resources/list returned error -32603: boom"
+        );
+        let err = runtime
+            .block_on(client.list_all("prompts/list", "prompts"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the answer to \"prompts/list\" has a \"prompts\" that is not an array"
+        );
+        let err = runtime
+            .block_on(client.list_all("tools/list", "tools"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tools/list returned the cursor \"same\" a second time; the listing would never end"
+        );
+        let err = runtime
+            .block_on(client.list_all("resources/templates/list", "resourceTemplates"))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the answer to \"resources/templates/list\" is not an object"
+        );
+    }
+
+    #[test]
+    fn js_truthiness() {
+        for falsy in [json!(null), json!(false), json!(0), json!(0.0), json!("")] {
+            assert!(!js_truthy(&falsy), "{falsy}");
+        }
+        for truthy in [json!({}), json!([]), json!("x"), json!(1), json!(true)] {
+            assert!(js_truthy(&truthy), "{truthy}");
+        }
+    }
+}

@@ -136,6 +136,8 @@ fn inspect_target(args: &CheckArgs, settings: &Settings) -> anyhow::Result<Check
         );
     };
     let argv = tokenize(command);
+    // Compile the lint patterns and meta-schemas while the server starts up.
+    std::thread::spawn(inspect::warm_up);
     let options = ClientOptions {
         era,
         ..ClientOptions::default()

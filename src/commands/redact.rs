@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 
-use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader, Writer};
+use crate::cassette::{self, EntryKind, Reader, Writer};
 use crate::cli::RedactArgs;
 use crate::redact::scan::result_line;
 use crate::redact::{CassetteScanner, RedactConfig, Redactor, check_config_hash};
@@ -137,53 +137,7 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Entries handed from the parsing thread at a time: about this many bytes, or this many entries.
-const BATCH_BYTES: usize = 1 << 20;
-const BATCH_ENTRIES: usize = 1024;
-/// Batches parsed ahead of the one being redacted. With the batch bound this keeps memory flat.
-const BATCHES_AHEAD: usize = 2;
-
-/// Runs `each` on every entry in file order while a second thread parses the ones after it, so
-/// parsing (the larger cost) and redaction overlap. The first error, from either side, ends the
-/// walk; a consumer error drops the channel, which stops the parser.
-fn for_each_entry<R: io::BufRead + Send>(
-    reader: Reader<R>,
-    mut each: impl FnMut(Entry) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    std::thread::scope(|scope| {
-        let (tx, rx) =
-            std::sync::mpsc::sync_channel::<Vec<Result<Entry, CassetteError>>>(BATCHES_AHEAD);
-        scope.spawn(move || {
-            let mut batch = Vec::new();
-            let mut bytes = 0;
-            for item in reader {
-                let last = item.is_err();
-                bytes += item.as_ref().map_or(0, |e| {
-                    e.object()
-                        .members()
-                        .map(|(k, v)| k.len() + v.len())
-                        .sum::<usize>()
-                });
-                batch.push(item);
-                if last || bytes >= BATCH_BYTES || batch.len() >= BATCH_ENTRIES {
-                    if tx.send(std::mem::take(&mut batch)).is_err() || last {
-                        return;
-                    }
-                    bytes = 0;
-                }
-            }
-            let _ = tx.send(batch);
-        });
-        for batch in rx {
-            for item in batch {
-                each(item?)?;
-            }
-        }
-        Ok(())
-    })
-}
-
-fn scan<R: io::BufRead + Send>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
+fn scan<R: io::BufRead>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
     let mut scanner = CassetteScanner::new(redactor);
     let mut report = String::new();
     let mut found = 0usize;
@@ -194,12 +148,13 @@ fn scan<R: io::BufRead + Send>(reader: Reader<R>, redactor: &Redactor) -> anyhow
         report.push_str(&hit.to_string());
         report.push('\n');
     }
-    for_each_entry(reader, |entry| {
+    for entry in reader {
+        let entry = entry?;
         if let EntryKind::Unknown(kind) = &entry.kind {
             if warned.insert(kind.clone()) {
                 eprintln!("{}", cassette::unknown_entry_warning(kind, &path));
             }
-            return Ok(());
+            continue;
         }
         for hit in scanner.entry(&entry) {
             found += 1;
@@ -210,8 +165,7 @@ fn scan<R: io::BufRead + Send>(reader: Reader<R>, redactor: &Redactor) -> anyhow
             write_stdout(report.as_bytes())?;
             report.clear();
         }
-        Ok(())
-    })?;
+    }
     report.push_str(&result_line(found));
     report.push('\n');
     write_stdout(report.as_bytes())?;
@@ -281,7 +235,7 @@ fn create_temp(out: &Path) -> anyhow::Result<(File, TempOutput)> {
     ))
 }
 
-fn write_redacted<R: io::BufRead + Send>(
+fn write_redacted<R: io::BufRead>(
     reader: Reader<R>,
     redactor: &Redactor,
     out: &Path,
@@ -298,10 +252,11 @@ fn write_redacted<R: io::BufRead + Send>(
     let mut count = redactor.redact_header(&mut header);
     header.set_redaction(true, redactor.config_hash());
     writer.write_header(&header).map_err(write_err)?;
-    for_each_entry(reader, |mut entry| {
+    for entry in reader {
+        let mut entry = entry?;
         count += redactor.redact_entry(&mut entry);
-        writer.write_entry(&entry).map_err(write_err)
-    })?;
+        writer.write_entry(&entry).map_err(write_err)?;
+    }
     let file = writer
         .into_inner()
         .into_inner()

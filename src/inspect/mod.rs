@@ -192,6 +192,19 @@ pub fn inspect(surface: &Surface) -> Vec<CheckFinding> {
     findings
 }
 
+/// Builds, ahead of time, what the first inspection would otherwise build on the spot (the lint
+/// patterns, the JSON Schema meta-schemas), so a caller can do it on another thread while it
+/// waits for a server. Calling it is never required.
+pub fn warm_up() {
+    let tool = serde_json::json!({
+        "name": "warm_up",
+        "description": "Warms up the lint.",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}
+    });
+    let _ = lint::lint_tool(&tool);
+    let _ = schema::compile(&tool["inputSchema"]);
+}
+
 fn listing_failed(code: &str, method: &str, reason: &str) -> CheckFinding {
     CheckFinding {
         level: Level::Warn,

@@ -74,6 +74,35 @@ const CHILD_KEYS: [&str; 7] = [
     "$defs",
     "definitions",
 ];
+/// Where a schema key's value goes during the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    Text(usize),
+    List(usize),
+    Child(usize),
+}
+
+/// The slot of a schema key: index into [`TEXT_KEYS`], [`TEXT_LIST_KEYS`] or [`CHILD_KEYS`].
+/// A `match` on the string compiles to a length switch, cheaper than scanning three lists.
+fn slot_of(key: &str) -> Option<Slot> {
+    Some(match key {
+        "description" => Slot::Text(0),
+        "title" => Slot::Text(1),
+        "default" => Slot::Text(2),
+        "const" => Slot::Text(3),
+        "enum" => Slot::List(0),
+        "examples" => Slot::List(1),
+        "properties" => Slot::Child(0),
+        "items" => Slot::Child(1),
+        "anyOf" => Slot::Child(2),
+        "oneOf" => Slot::Child(3),
+        "allOf" => Slot::Child(4),
+        "$defs" => Slot::Child(5),
+        "definitions" => Slot::Child(6),
+        _ => return None,
+    })
+}
+
 /// The child key whose object value is itself a schema rather than a map of them.
 const SINGLE_SCHEMA_KEY: &str = "items";
 
@@ -167,17 +196,13 @@ impl<'v> Fields<'v> {
         let mut lists: [Option<&'v Vec<Value>>; 2] = [None; 2];
         let mut children: [Option<&'v Value>; 7] = [None; 7];
         for (key, member) in obj {
-            let key = key.as_str();
-            if let Some(i) = TEXT_KEYS.iter().position(|k| *k == key) {
-                if let Value::String(text) = member {
-                    texts[i] = Some(text);
-                }
-            } else if let Some(i) = TEXT_LIST_KEYS.iter().position(|k| *k == key) {
-                if let Value::Array(items) = member {
-                    lists[i] = Some(items);
-                }
-            } else if let Some(i) = CHILD_KEYS.iter().position(|k| *k == key) {
-                children[i] = Some(member);
+            // Slots follow TEXT_KEYS, TEXT_LIST_KEYS and CHILD_KEYS; a test checks the match
+            // against those lists.
+            match (slot_of(key), member) {
+                (Some(Slot::Text(i)), Value::String(text)) => texts[i] = Some(text),
+                (Some(Slot::List(i)), Value::Array(items)) => lists[i] = Some(items),
+                (Some(Slot::Child(i)), _) => children[i] = Some(member),
+                _ => {}
             }
         }
 
@@ -232,13 +257,25 @@ impl<'v> Fields<'v> {
 
 /// A tool: `description`, `title`, then the input schema and the annotations, both walked.
 pub(crate) fn tool_fields(tool: &Map<String, Value>) -> Fields<'_> {
+    // One pass over the entries instead of four hashed lookups: this runs once per tool of
+    // every listing.
+    let (mut description, mut title, mut schema, mut annotations) = (None, None, None, None);
+    for (key, value) in tool {
+        match key.as_str() {
+            "description" => description = Some(value),
+            "title" => title = Some(value),
+            "inputSchema" => schema = Some(value),
+            "annotations" => annotations = Some(value),
+            _ => {}
+        }
+    }
     let mut fields = Fields::new();
-    fields.push_key("description", tool.get("description"), Surface::Tool);
-    fields.push_key("title", tool.get("title"), Surface::Tool);
-    if let Some(schema) = tool.get("inputSchema") {
+    fields.push_key("description", description, Surface::Tool);
+    fields.push_key("title", title, Surface::Tool);
+    if let Some(schema) = schema {
         fields.walk_schema(schema, None, Step::Root("inputSchema"), 0);
     }
-    if let Some(annotations) = tool.get("annotations") {
+    if let Some(annotations) = annotations {
         fields.walk_schema(annotations, None, Step::Root("annotations"), 0);
     }
     fields
@@ -333,6 +370,20 @@ mod tests {
                 "annotations.title",
             ]
         );
+    }
+
+    #[test]
+    fn slots_follow_the_key_lists() {
+        for (i, key) in TEXT_KEYS.iter().enumerate() {
+            assert_eq!(slot_of(key), Some(Slot::Text(i)));
+        }
+        for (i, key) in TEXT_LIST_KEYS.iter().enumerate() {
+            assert_eq!(slot_of(key), Some(Slot::List(i)));
+        }
+        for (i, key) in CHILD_KEYS.iter().enumerate() {
+            assert_eq!(slot_of(key), Some(Slot::Child(i)));
+        }
+        assert_eq!(slot_of("type"), None);
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //!
 //! # Shape
 //!
-//! * [`rules`] holds one file per rule: its [`RuleDoc`] (what `rules`, `--explain` and SARIF
+//! * `rules` holds one file per rule: its [`RuleDoc`] (what `rules`, `--explain` and SARIF
 //!   show) and a finder from one field's text to an evidence excerpt. The rules know nothing
 //!   about tools, prompts or reports.
-//! * [`fields`] decides which strings of a listing entry are read, and under which label and
+//! * `fields` decides which strings of a listing entry are read, and under which label and
 //!   [`Surface`] (spec §6.4): a tool's `description`, `title`, every text-bearing key of its
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
@@ -41,9 +41,12 @@
 //!
 //! # Cost
 //!
-//! Everything is linear in the text: the `regex` crate cannot backtrack, and the four
-//! Unicode-class rules (CAS-L006, L009, L010, L015) return at once on ASCII-only text and
-//! otherwise jump between candidate lead bytes with `memchr`.
+//! Everything is linear in the text: the `regex` crate cannot backtrack. Per text, one packed
+//! SIMD search finds which rules' anchor literals occur, and a regex runs only where its
+//! anchors are present (see `rules`); the four Unicode-class rules (CAS-L006, L009, L010,
+//! L015) return at once on ASCII-only text and otherwise jump between candidate lead bytes
+//! with `memchr`; the blob rule looks at about one byte in a hundred of ordinary prose.
+//! `examples/bench_lint.rs` measures the whole pass.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -222,6 +225,18 @@ impl RuleDoc {
             Some(cap) => level.min(cap),
             None => level,
         }
+    }
+
+    /// SARIF `properties.tags` for this rule (spec §11): `security`, `evidence/<class>`, one
+    /// `OWASP/<id>` per OWASP risk, and the SAFE-MCP technique when there is one.
+    pub fn tags(&self) -> Vec<String> {
+        let mut tags = vec![
+            "security".to_owned(),
+            format!("evidence/{}", self.evidence.as_str()),
+        ];
+        tags.extend(self.owasp.iter().map(|id| format!("OWASP/{id}")));
+        tags.extend(self.safe_mcp.map(str::to_owned));
+        tags
     }
 
     /// The wording used on recorded output: the describe text without a trailing
@@ -411,6 +426,34 @@ pub fn safe_mcp_rule_ids(text: &str) -> BTreeSet<&'static str> {
         .collect()
 }
 
+/// Catalogue indexes of the rules reading each declared surface, computed once.
+static READERS: LazyLock<[Vec<usize>; 4]> = LazyLock::new(|| {
+    [
+        Surface::Tool,
+        Surface::Prompt,
+        Surface::Resource,
+        Surface::Name,
+    ]
+    .map(|surface| {
+        (0..rules::DOCS.len())
+            .filter(|&i| rules::DOCS[i].reads(surface))
+            .collect()
+    })
+});
+
+fn rules_reading(surface: Surface) -> &'static [usize] {
+    let slot = match surface {
+        Surface::Tool => 0,
+        Surface::Prompt => 1,
+        Surface::Resource => 2,
+        Surface::Name => 3,
+        // Fields are never collected on the output surface; recorded output goes through
+        // `lint_output_text`.
+        Surface::Output => return &[],
+    };
+    &READERS[slot]
+}
+
 /// A subject a reader can act on even when the server sent no identifier.
 fn subject_of(value: Option<&Value>, kind: &str) -> String {
     match value {
@@ -424,10 +467,11 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
     let mut findings = Vec::new();
     for field in &fields.list {
         let text = Text::new(field.text);
-        for (rule, find) in rules::DOCS.iter().zip(rules::FINDERS.iter()) {
-            if !rule.reads(field.surface) {
+        for &index in rules_reading(field.surface) {
+            let (Some(rule), Some(find)) = (rules::DOCS.get(index), rules::FINDERS.get(index))
+            else {
                 continue;
-            }
+            };
             let Some(excerpt) = find(&text) else {
                 continue;
             };

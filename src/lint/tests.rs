@@ -218,3 +218,27 @@ fn every_pattern_compiles_and_runs() {
     }
     let _ = lint_output_text(text);
 }
+
+#[test]
+fn sarif_tags() {
+    let Some(l011) = rule("CAS-L011") else {
+        panic!("CAS-L011 exists");
+    };
+    assert_eq!(
+        l011.tags(),
+        [
+            "security",
+            "evidence/intent",
+            "OWASP/MCP02:2025",
+            "OWASP/MCP06:2025",
+            "SAFE-T1301"
+        ]
+    );
+    let Some(l008) = rule("CAS-L008") else {
+        panic!("CAS-L008 exists");
+    };
+    assert_eq!(
+        l008.tags(),
+        ["security", "evidence/shape", "OWASP/MCP10:2025"]
+    );
+}

@@ -44,7 +44,7 @@ impl LineSplitter {
     /// Feeds bytes; calls `emit` for every line they complete.
     pub fn push(&mut self, mut bytes: &[u8], mut emit: impl FnMut(Piece<'_>)) {
         while !bytes.is_empty() {
-            match bytes.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', bytes) {
                 Some(i) => {
                     self.take(&bytes[..i]);
                     self.emit_line(&mut emit);

@@ -40,13 +40,45 @@ enum Kind {
     Array,
 }
 
-struct Level {
+#[derive(Clone, Copy)]
+struct Level<'t> {
     kind: Kind,
-    /// Length of the path before this container's own segments.
-    path_len: usize,
+    /// Objects: the current member's key (still escaped if `key_escaped`).
+    key: &'t str,
+    key_escaped: bool,
+    /// Arrays: the current element's index.
     index: usize,
-    /// For arrays: the context their elements inherit.
+    /// Arrays: the context their elements inherit.
     ctx: KeyCtx,
+}
+
+/// Where a value sits, rendered only when asked (a report needs it for hits, nothing else does).
+pub struct Path<'a, 't> {
+    levels: &'a [Level<'t>],
+}
+
+impl Path<'_, '_> {
+    /// Dotted with `[i]` for elements: `params.arguments.token`, `result.content[0].text`,
+    /// `[0].k` under a top-level array; empty for the top-level value.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for level in self.levels {
+            match level.kind {
+                Kind::Object => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(&Scalar::string_value(level.key, level.key_escaped));
+                }
+                Kind::Array => {
+                    out.push('[');
+                    out.push_str(&level.index.to_string());
+                    out.push(']');
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Bytes that end a run of plain string content.
@@ -97,17 +129,29 @@ impl<'t> Cursor<'t> {
         let start = self.i;
         let mut escaped = false;
         if self.trusted {
+            // Valid JSON: the string ends at the first quote preceded by an even number of
+            // backslashes. Most strings have no backslash and end at the first quote or
+            // backslash found; the rest are searched quote by quote, which skips runs of `\n`
+            // escapes in one step.
+            let first =
+                start + memchr::memchr2(b'"', b'\\', &self.bytes[start..]).ok_or(NotJson)?;
+            if self.bytes[first] == b'"' {
+                self.i = first + 1;
+                return Ok((&self.text[start..first], false));
+            }
+            let mut from = first;
             loop {
-                let at = memchr::memchr2(b'"', b'\\', &self.bytes[self.i..]).ok_or(NotJson)?;
-                self.i += at;
-                if self.bytes[self.i] == b'"' {
-                    let content = &self.text[start..self.i];
-                    self.i += 1;
-                    return Ok((content, escaped));
+                let at = from + memchr::memchr(b'"', &self.bytes[from..]).ok_or(NotJson)?;
+                let backslashes = self.bytes[start..at]
+                    .iter()
+                    .rev()
+                    .take_while(|&&b| b == b'\\')
+                    .count();
+                if backslashes % 2 == 0 {
+                    self.i = at + 1;
+                    return Ok((&self.text[start..at], true));
                 }
-                // Valid JSON: the escaped byte is never a quote that ends the string.
-                escaped = true;
-                self.i += 2;
+                from = at + 1;
             }
         }
         loop {
@@ -189,15 +233,14 @@ impl<'t> Cursor<'t> {
 }
 
 /// Walks one JSON value. `visit(span, scalar, ctx, path)` is called for every string and number
-/// value (not for keys); `path` is empty unless `with_paths`. `trusted` says the text already
-/// parsed as JSON (a frame), which lets strings be skipped faster; untrusted text is checked
-/// strictly and refused with [`NotJson`] unless it is exactly one JSON value.
+/// value (not for keys). `trusted` says the text already parsed as JSON (a frame), which lets
+/// strings be skipped faster; untrusted text is checked strictly and refused with [`NotJson`]
+/// unless it is exactly one JSON value.
 pub fn walk<'t>(
     text: &'t str,
     keys: &KeyRules,
-    with_paths: bool,
     trusted: bool,
-    mut visit: impl FnMut(Range<usize>, Scalar<'t>, KeyCtx, &str),
+    mut visit: impl FnMut(Range<usize>, Scalar<'t>, KeyCtx, &Path<'_, 't>),
 ) -> Result<(), NotJson> {
     let mut c = Cursor {
         text,
@@ -205,8 +248,7 @@ pub fn walk<'t>(
         i: 0,
         trusted,
     };
-    let mut stack: Vec<Level> = Vec::new();
-    let mut path = String::new();
+    let mut stack: Vec<Level<'t>> = Vec::new();
     let mut ctx = KeyCtx::NONE;
     c.ws();
     'value: loop {
@@ -218,14 +260,15 @@ pub fn walk<'t>(
                 if c.peek() == Some(b'}') {
                     c.i += 1;
                 } else {
-                    let base = path.len();
+                    let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
                     stack.push(Level {
                         kind: Kind::Object,
-                        path_len: base,
+                        key,
+                        key_escaped,
                         index: 0,
                         ctx: KeyCtx::NONE,
                     });
-                    ctx = member_key(&mut c, keys, with_paths, &mut path, base)?;
+                    ctx = member_ctx;
                     continue 'value;
                 }
             }
@@ -237,24 +280,24 @@ pub fn walk<'t>(
                 } else {
                     stack.push(Level {
                         kind: Kind::Array,
-                        path_len: path.len(),
+                        key: "",
+                        key_escaped: false,
                         index: 0,
                         ctx,
                     });
-                    if with_paths {
-                        path.push_str("[0]");
-                    }
                     continue 'value;
                 }
             }
             b'"' => {
                 let start = c.i;
                 let (content, escaped) = c.string()?;
+                let path = Path { levels: &stack };
                 visit(start..c.i, Scalar::Str { content, escaped }, ctx, &path);
             }
             b'-' | b'0'..=b'9' => {
                 let start = c.i;
                 let n = c.number()?;
+                let path = Path { levels: &stack };
                 visit(start..c.i, Scalar::Num(n), ctx, &path);
             }
             b't' => c.literal(b"true")?,
@@ -273,27 +316,24 @@ pub fn walk<'t>(
                 };
             };
             match (c.peek(), level.kind) {
-                (Some(b','), kind) => {
+                (Some(b','), Kind::Object) => {
+                    c.i += 1;
+                    c.ws();
+                    let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
+                    level.key = key;
+                    level.key_escaped = key_escaped;
+                    ctx = member_ctx;
+                    continue 'value;
+                }
+                (Some(b','), Kind::Array) => {
                     c.i += 1;
                     c.ws();
                     level.index += 1;
-                    let base = level.path_len;
-                    if kind == Kind::Object {
-                        ctx = member_key(&mut c, keys, with_paths, &mut path, base)?;
-                    } else {
-                        ctx = level.ctx;
-                        if with_paths {
-                            path.truncate(base);
-                            path.push('[');
-                            path.push_str(&level.index.to_string());
-                            path.push(']');
-                        }
-                    }
+                    ctx = level.ctx;
                     continue 'value;
                 }
                 (Some(b'}'), Kind::Object) | (Some(b']'), Kind::Array) => {
                     c.i += 1;
-                    path.truncate(level.path_len);
                     stack.pop();
                 }
                 _ => return Err(NotJson),
@@ -302,28 +342,14 @@ pub fn walk<'t>(
     }
 }
 
-/// Reads `"key" :` and returns the context its value gets; updates the path.
-fn member_key(
-    c: &mut Cursor<'_>,
-    keys: &KeyRules,
-    with_paths: bool,
-    path: &mut String,
-    base: usize,
-) -> Result<KeyCtx, NotJson> {
+/// Reads `"key" :`; returns the key as written and the context its value gets.
+fn member_key<'t>(c: &mut Cursor<'t>, keys: &KeyRules) -> Result<(&'t str, bool, KeyCtx), NotJson> {
     let (content, escaped) = c.string()?;
-    let key = Scalar::string_value(content, escaped);
-    let ctx = keys.classify(&key);
-    if with_paths {
-        path.truncate(base);
-        if base > 0 {
-            path.push('.');
-        }
-        path.push_str(&key);
-    }
+    let ctx = keys.classify(&Scalar::string_value(content, escaped));
     c.ws();
     c.expect(b':')?;
     c.ws();
-    Ok(ctx)
+    Ok((content, escaped, ctx))
 }
 
 /// Resolves the escapes of string content already checked by [`walk`]. A lone surrogate becomes
@@ -394,13 +420,13 @@ mod tests {
     fn scalars(text: &str) -> Result<Vec<(String, String, bool)>, NotJson> {
         let keys = KeyRules::default();
         let mut out = Vec::new();
-        walk(text, &keys, true, false, |span, _s, ctx, path| {
-            out.push((path.to_owned(), text[span].to_owned(), ctx.sensitive));
+        walk(text, &keys, false, |span, _s, ctx, path| {
+            out.push((path.render(), text[span].to_owned(), ctx.sensitive));
         })?;
         // The fast mode agrees with the strict one on valid JSON.
         let mut fast = Vec::new();
-        walk(text, &keys, true, true, |span, _s, ctx, path| {
-            fast.push((path.to_owned(), text[span].to_owned(), ctx.sensitive));
+        walk(text, &keys, true, |span, _s, ctx, path| {
+            fast.push((path.render(), text[span].to_owned(), ctx.sensitive));
         })?;
         assert_eq!(out, fast);
         Ok(out)

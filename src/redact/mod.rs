@@ -81,8 +81,15 @@ struct Inner {
     hash: Option<String>,
 }
 
-/// Receives each secret found: rule name, secret text, dotted path (empty unless asked for).
-type HitFn<'a> = dyn FnMut(&str, &str, &str) + 'a;
+/// Where a secret was found, rendered only when a report asks.
+type PathFn<'a> = dyn Fn() -> String + 'a;
+
+/// Receives each secret found: rule name, secret text, and where it was.
+type HitFn<'a> = dyn FnMut(&str, &str, &PathFn<'_>) + 'a;
+
+fn no_path() -> String {
+    String::new()
+}
 
 impl Inner {
     fn shapes(&self) -> Shapes<'_> {
@@ -93,7 +100,13 @@ impl Inner {
     }
 
     /// The replacement for a string value under `ctx`, if any.
-    fn string(&self, value: &str, ctx: KeyCtx, path: &str, hit: &mut HitFn<'_>) -> Option<String> {
+    fn string(
+        &self,
+        value: &str,
+        ctx: KeyCtx,
+        path: &PathFn<'_>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
         if is_string_secret(ctx, value, &self.allow) {
             hit(KEYCTX, value, path);
             return Some(placeholder(KEYCTX, value));
@@ -103,7 +116,13 @@ impl Inner {
     }
 
     /// The placeholder for a number under `ctx`, if it is a secret.
-    fn number(&self, n: f64, ctx: KeyCtx, path: &str, hit: &mut HitFn<'_>) -> Option<String> {
+    fn number(
+        &self,
+        n: f64,
+        ctx: KeyCtx,
+        path: &PathFn<'_>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
         let text = numeric_secret(ctx, n, &self.allow)?;
         hit(KEYCTX, &text, path);
         Some(placeholder(KEYCTX, &text))
@@ -114,12 +133,7 @@ impl Inner {
     /// The fast path: one vectorised literal search for where a shape rule could start, and one
     /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
     /// matched only when it sits under a sensitive key or holds a trigger.
-    fn json_text(
-        &self,
-        text: &str,
-        with_paths: bool,
-        hit: &mut HitFn<'_>,
-    ) -> Result<Option<String>, NotJson> {
+    fn json_text(&self, text: &str, hit: &mut HitFn<'_>) -> Result<Option<String>, NotJson> {
         let triggers: Vec<usize> = if self.user.is_empty() {
             SHAPE_TRIGGER_RE
                 .find_iter(text)
@@ -133,7 +147,6 @@ impl Inner {
         json::walk(
             text,
             &self.keys,
-            with_paths,
             true,
             |span, scalar, ctx, path| match scalar {
                 Scalar::Str { content, escaped } => {
@@ -152,7 +165,7 @@ impl Inner {
                         return;
                     }
                     let value = Scalar::string_value(content, escaped);
-                    if let Some(new) = self.string(&value, ctx, path, hit) {
+                    if let Some(new) = self.string(&value, ctx, &|| path.render(), hit) {
                         edits.push((span, json::quote(&new)));
                     }
                 }
@@ -161,7 +174,7 @@ impl Inner {
                         if let Some(new) = n
                             .parse::<f64>()
                             .ok()
-                            .and_then(|f| self.number(f, ctx, path, hit))
+                            .and_then(|f| self.number(f, ctx, &|| path.render(), hit))
                         {
                             edits.push((span, json::quote(&new)));
                         }
@@ -178,13 +191,15 @@ impl Inner {
         while let Some((v, ctx)) = stack.pop() {
             match v {
                 Value::String(s) => {
-                    if let Some(new) = self.string(s, ctx, "", hit) {
+                    if let Some(new) = self.string(s, ctx, &no_path, hit) {
                         *s = new;
                     }
                 }
                 Value::Number(n) => {
                     if ctx.sensitive {
-                        if let Some(new) = n.as_f64().and_then(|f| self.number(f, ctx, "", hit)) {
+                        if let Some(new) =
+                            n.as_f64().and_then(|f| self.number(f, ctx, &no_path, hit))
+                        {
                             *v = Value::String(new);
                         }
                     }
@@ -206,7 +221,7 @@ impl Inner {
     }
 
     fn frame(&self, frame: &Frame, hit: &mut HitFn<'_>) -> Option<Frame> {
-        match self.json_text(frame.text(), false, hit) {
+        match self.json_text(frame.text(), hit) {
             Ok(None) => None,
             Ok(Some(text)) => Frame::parse(&text),
             // A parsed frame is JSON; this only guards against the two parsers disagreeing.
@@ -224,7 +239,7 @@ impl Inner {
 
     fn text(&self, text: &str, hit: &mut HitFn<'_>) -> Option<String> {
         self.shapes()
-            .apply(text, &mut |rule, secret| hit(rule, secret, ""))
+            .apply(text, &mut |rule, secret| hit(rule, secret, &no_path))
     }
 }
 
@@ -302,7 +317,7 @@ impl Redactor {
     /// the shape rules over the whole line; every other byte is kept.
     pub fn redact_raw_line(&self, line: &str) -> (String, usize) {
         let mut count = 0;
-        let out = raw_line::redact(&self.inner, line, false, &mut |_, _, _| count += 1);
+        let out = raw_line::redact(&self.inner, line, &mut |_, _, _| count += 1);
         (out.unwrap_or_else(|| line.to_owned()), count)
     }
 
@@ -317,7 +332,7 @@ impl Redactor {
     /// entry types and every member other than those are left untouched. Returns the count.
     pub fn redact_entry(&self, entry: &mut Entry) -> usize {
         let mut count = 0;
-        let mut hit = |_: &str, _: &str, _: &str| count += 1;
+        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         match &entry.kind {
             EntryKind::Frame(frame) => {
                 if let Some(new) = self.inner.frame(frame, &mut hit) {
@@ -325,7 +340,7 @@ impl Redactor {
                 }
             }
             EntryKind::Raw(data) => {
-                if let Some(new) = raw_line::redact(&self.inner, data, false, &mut hit) {
+                if let Some(new) = raw_line::redact(&self.inner, data, &mut hit) {
                     entry.set_data(new);
                 }
             }
@@ -354,7 +369,7 @@ impl Redactor {
     /// `redaction` member is the caller's to set. Returns the count.
     pub fn redact_header(&self, header: &mut Header) -> usize {
         let mut count = 0;
-        let mut hit = |_: &str, _: &str, _: &str| count += 1;
+        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(command) = header.command() {
             let mut changed = false;
             let redacted: Vec<String> = command
@@ -382,8 +397,8 @@ impl Redactor {
     /// Every secret a redaction pass would remove from this frame, with paths and masked excerpts.
     pub fn scan_frame(&self, frame: &Frame) -> Vec<Hit> {
         let mut hits = Vec::new();
-        let _ = self.inner.json_text(frame.text(), true, &mut |r, s, p| {
-            hits.push(self.hit(r, s, p))
+        let _ = self.inner.json_text(frame.text(), &mut |r, s, p| {
+            hits.push(self.hit(r, s, &p()));
         });
         hits
     }
@@ -392,8 +407,8 @@ impl Redactor {
     /// path, shape hits the path `raw`).
     pub fn scan_raw_line(&self, line: &str) -> Vec<Hit> {
         let mut hits = Vec::new();
-        raw_line::redact(&self.inner, line, true, &mut |r, s, p| {
-            hits.push(self.hit(r, s, p));
+        raw_line::redact(&self.inner, line, &mut |r, s, p| {
+            hits.push(self.hit(r, s, &p()));
         });
         hits
     }
@@ -402,7 +417,7 @@ impl Redactor {
     pub fn scan_text(&self, text: &str) -> Vec<Hit> {
         let mut hits = Vec::new();
         self.inner
-            .text(text, &mut |r, s, p| hits.push(self.hit(r, s, p)));
+            .text(text, &mut |r, s, p| hits.push(self.hit(r, s, &p())));
         hits
     }
 

@@ -20,61 +20,50 @@ struct KeyHit {
 }
 
 /// Redacts one raw line; `None` when nothing changed.
-pub(super) fn redact(
-    inner: &Inner,
-    line: &str,
-    with_paths: bool,
-    hit: &mut HitFn<'_>,
-) -> Option<String> {
+pub(super) fn redact(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<String> {
     let mut found: Vec<KeyHit> = Vec::new();
-    let walked = json::walk(
-        line,
-        &inner.keys,
-        with_paths,
-        false,
-        |span, scalar, ctx, path| {
-            if !ctx.sensitive {
-                return;
-            }
-            match scalar {
-                Scalar::Str { content, escaped } => {
-                    if content.len() < MIN_SECRET_LEN {
-                        return;
-                    }
-                    let value = Scalar::string_value(content, escaped);
-                    if is_string_secret(ctx, &value, &inner.allow) {
-                        found.push(KeyHit {
-                            span,
-                            secret: value.into_owned(),
-                            numeric: false,
-                            path: path.to_owned(),
-                        });
-                    }
+    let walked = json::walk(line, &inner.keys, false, |span, scalar, ctx, path| {
+        if !ctx.sensitive {
+            return;
+        }
+        match scalar {
+            Scalar::Str { content, escaped } => {
+                if content.len() < MIN_SECRET_LEN {
+                    return;
                 }
-                Scalar::Num(n) => {
-                    if let Some(secret) = n
-                        .parse::<f64>()
-                        .ok()
-                        .and_then(|f| numeric_secret(ctx, f, &inner.allow))
-                    {
-                        found.push(KeyHit {
-                            span,
-                            secret,
-                            numeric: true,
-                            path: path.to_owned(),
-                        });
-                    }
+                let value = Scalar::string_value(content, escaped);
+                if is_string_secret(ctx, &value, &inner.allow) {
+                    found.push(KeyHit {
+                        span,
+                        secret: value.into_owned(),
+                        numeric: false,
+                        path: path.render(),
+                    });
                 }
             }
-        },
-    );
+            Scalar::Num(n) => {
+                if let Some(secret) = n
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(|f| numeric_secret(ctx, f, &inner.allow))
+                {
+                    found.push(KeyHit {
+                        span,
+                        secret,
+                        numeric: true,
+                        path: path.render(),
+                    });
+                }
+            }
+        }
+    });
     if walked.is_err() {
         found.clear();
     }
     // Numbers first, then strings: the order the reference reports them in.
     for numeric in [true, false] {
         for h in found.iter().filter(|h| h.numeric == numeric) {
-            hit(KEYCTX, &h.secret, &h.path);
+            hit(KEYCTX, &h.secret, &|| h.path.clone());
         }
     }
     let edits: Vec<(Range<usize>, String)> = found
@@ -100,10 +89,9 @@ pub(super) fn redact(
         }
     }
     let current = text.as_deref().unwrap_or(line);
-    match inner
-        .shapes()
-        .apply(current, &mut |rule, secret| hit(rule, secret, "raw"))
-    {
+    match inner.shapes().apply(current, &mut |rule, secret| {
+        hit(rule, secret, &|| "raw".to_owned())
+    }) {
         Some(shaped) => Some(shaped),
         None => text,
     }

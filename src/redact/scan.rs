@@ -134,31 +134,34 @@ impl CassetteScanner {
         let Some(dir) = entry.dir else {
             return Vec::new();
         };
-        let (hits, method) = match &entry.kind {
-            EntryKind::Frame(frame) => {
-                let method = match (frame.method(), frame.id()) {
-                    (Some(m), Some(id)) => {
-                        self.methods(dir).record(id.key(), m);
-                        Some(m.to_owned())
-                    }
-                    (Some(m), None) => Some(m.to_owned()),
-                    (None, Some(id)) => self
-                        .methods(dir.opposite())
-                        .get(&id.key())
-                        .map(str::to_owned),
-                    (None, None) => None,
-                };
-                (self.redactor.scan_frame(frame), method)
+        if let EntryKind::Frame(frame) = &entry.kind {
+            if let (Some(m), Some(id)) = (frame.method(), frame.id()) {
+                self.methods(dir).record(id.key(), m);
             }
-            EntryKind::Raw(data) => (self.redactor.scan_raw_line(data), None),
-            EntryKind::Chunks { chunks, .. } => (
-                chunks
-                    .iter()
-                    .flat_map(|c| self.redactor.scan_frame(&c.frame))
-                    .collect(),
-                None,
-            ),
-            EntryKind::Unknown(_) => (Vec::new(), None),
+        }
+        let hits = match &entry.kind {
+            EntryKind::Frame(frame) => self.redactor.scan_frame(frame),
+            EntryKind::Raw(data) => self.redactor.scan_raw_line(data),
+            EntryKind::Chunks { chunks, .. } => chunks
+                .iter()
+                .flat_map(|c| self.redactor.scan_frame(&c.frame))
+                .collect(),
+            EntryKind::Unknown(_) => Vec::new(),
+        };
+        if hits.is_empty() {
+            return Vec::new();
+        }
+        // A request or notification names its own method; a response the one it answers.
+        let method = match &entry.kind {
+            EntryKind::Frame(frame) => match (frame.method(), frame.id()) {
+                (Some(m), _) => Some(m.to_owned()),
+                (None, Some(id)) => self
+                    .methods(dir.opposite())
+                    .get(&id.key())
+                    .map(str::to_owned),
+                (None, None) => None,
+            },
+            _ => None,
         };
         hits.into_iter()
             .map(|h| ScanHit {

@@ -228,11 +228,30 @@ fn handle_line(
         }
         _ => {}
     }
+    if !exchange.before.is_empty() && exchange.answer.is_some() {
+        // What the server said before its answer (progress, log messages) goes out on its own,
+        // and the answer a moment later, as on the wire. Some clients — the official TypeScript
+        // SDK among them — run notification handlers on a later tick than responses, so a
+        // progress notification that arrives in the same read as its request's answer finds
+        // the request already settled and is dropped.
+        for frame in exchange.before.iter().chain(&exchange.streamed) {
+            frame.write_line(out)?;
+        }
+        out.flush()?;
+        std::thread::sleep(BEFORE_ANSWER_PAUSE);
+        for frame in exchange.answer.iter().chain(&exchange.after) {
+            frame.write_line(out)?;
+        }
+        return Ok(());
+    }
     for frame in exchange.frames() {
         frame.write_line(out)?;
     }
     Ok(())
 }
+
+/// The gap between frames recorded ahead of an answer and the answer itself (see `handle_line`).
+const BEFORE_ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
 fn write_all(out: &mut impl Write, frames: &[Outbound]) -> io::Result<()> {
     for f in frames {

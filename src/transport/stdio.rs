@@ -353,8 +353,11 @@ impl Drop for StdioTransport {
 }
 
 async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
-    stdin.write_all(line.as_bytes()).await?;
-    stdin.write_all(b"\n").await?;
+    // One write per message: a server reading line by line wakes once, not twice.
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    stdin.write_all(&bytes).await?;
     stdin.flush().await
 }
 

@@ -181,3 +181,89 @@ fn a_python_sdk_session_in_the_modern_era_is_recorded_as_modern() {
         "a modern session has no handshake"
     );
 }
+
+/// `mcp-cassette replay <cassette>` as a command line.
+pub fn through_replay(cassette: &Path) -> Vec<String> {
+    vec![
+        bin().to_owned(),
+        "replay".to_owned(),
+        cassette.display().to_string(),
+    ]
+}
+
+#[test]
+fn ts_sdk_gets_the_same_session_from_the_replay() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("everything.cassette.jsonl");
+    let live = ts_client("everything", &through_record(&out, &everything()));
+    let replayed = ts_client("everything", &through_replay(&out));
+    assert_eq!(live["server"], replayed["server"]);
+    assert_eq!(live["steps"], replayed["steps"]);
+    assert_eq!(
+        live["progress"], replayed["progress"],
+        "progress notifications replayed in place"
+    );
+    assert_eq!(
+        live["notifications"], replayed["notifications"],
+        "list_changed replayed"
+    );
+}
+
+#[test]
+fn python_sdk_gets_the_same_session_from_the_replay() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, server) in [("everything", everything()), ("tiny", python_tiny())] {
+        let out = dir.path().join(format!("{name}.cassette.jsonl"));
+        let live = py_client(name, "auto", &through_record(&out, &server));
+        let replayed = py_client(name, "auto", &through_replay(&out));
+        assert_eq!(live, replayed, "{name}");
+    }
+}
+
+/// `check` against real servers: each publishes clean text, so no shape finding may fire.
+#[test]
+fn real_servers_pass_check_without_shape_findings() {
+    if !installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin_dir = interop_dir().join("node_modules/.bin");
+    let servers = [
+        format!("{} stdio", bin_dir.join("mcp-server-everything").display()),
+        format!(
+            "{} {}",
+            bin_dir.join("mcp-server-filesystem").display(),
+            dir.path().display()
+        ),
+        bin_dir.join("mcp-server-memory").display().to_string(),
+        python_tiny().join(" "),
+    ];
+    for server in servers {
+        let out = Command::new(bin())
+            .args(["check", "--format", "json", "--stdio", &server])
+            .env("MEMORY_FILE_PATH", dir.path().join("memory.json"))
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{server}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(out.status.code(), Some(0), "{server}: {report:#}");
+        let shape: Vec<&Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                let code = f["code"].as_str().unwrap_or_default();
+                mcp_cassette::lint::rule(code)
+                    .is_some_and(|r| matches!(r.evidence, mcp_cassette::lint::Evidence::Shape))
+            })
+            .collect();
+        assert!(shape.is_empty(), "{server}: shape findings {shape:#?}");
+        assert!(report["toolCount"].as_u64().unwrap() > 0, "{server}");
+    }
+}

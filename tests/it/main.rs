@@ -1,10 +1,12 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod check;
 mod contract;
 mod fixtures;
 mod interop;
 mod lint;
 mod lint_cassette;
+mod readme;
 mod record;
 mod redact;
 mod replay;

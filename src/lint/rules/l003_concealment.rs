@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L003 — concealment directive** (shape, error)
@@ -50,18 +50,19 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"(?i-u:do)\s+(?i-u:not)\s+(?i-u:tell|inform|mention|reveal|show|notify|alert)[^.]{0,40}(?i-u:user|human|operator)";
 
-/// Literals the pattern cannot match without (see `Anchors`). A match holds "not" and one of the verbs.
+/// Literals the pattern cannot match without (see `Anchors`). A match holds "not" and one
+/// of the verbs (cut to start on rarer letters); "not" alone is too common in prose to gate.
 pub(super) const ANCHORS: Anchors = &[
     &["not"],
-    &[
-        "tell", "inform", "mention", "reveal", "show", "notify", "alert",
-    ],
+    &["tell", "nform", "ntion", "veal", "show", "otify", "alert"],
 ];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

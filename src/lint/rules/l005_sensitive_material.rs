@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L005 — references sensitive local material** (shape, error)
@@ -48,13 +48,17 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"\.(?i-u:ssh)\b|(?i-u:id_rsa)|\.(?i-u:env)\b|(?i-u:credentials?\.json)|(?i-u:api[_-]?keys?)\b[^.]{0,30}(?i-u:read|collect|include|attach)";
 
-/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of these literals.
-pub(super) const ANCHORS: Anchors = &[&[".ssh", "id_rsa", ".env", "credential", "api"]];
+/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of
+/// these: `edential` stands for `credential` (anchors are cut to start on rarer letters), and
+/// `key` for the API-key alternative, since every spelling it accepts ends in "key(s)".
+pub(super) const ANCHORS: Anchors = &[&[".ssh", "id_rsa", ".env", "edential", "key"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

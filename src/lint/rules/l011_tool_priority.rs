@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L011 — tool declares priority over another tool, verify intended** (intent, warn)
@@ -53,13 +53,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"\b(?i-u:instead of|rather than|in place of)\s+(?:(?i-u:the)\s+)?[A-Za-z0-9_.-]{1,40}\s+(?i-u:tool|server|function)\b|\b(?i-u:always)\s+(?i-u:use|call|prefer|invoke)\s+(?i-u:this)\b";
 
-/// Literals the pattern cannot match without (see `Anchors`). Each alternative opens with one of these literals.
-pub(super) const ANCHORS: Anchors = &[&["instead of", "rather than", "in place of", "always"]];
+/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of
+/// these; they are cut from the pattern's phrases to start on rarer letters.
+pub(super) const ANCHORS: Anchors = &[&["tead of", "rather", "place of", "always"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L012 — tool declares command execution, verify intended** (intent, warn)
@@ -47,21 +47,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"\b(?i-u:exec|eval|subprocess|child_process|shell)\b|\b(?i-u:rm)\s+-(?i-u:rf)\b|\|\s*(?i-u:sh|bash)\b";
 
-/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of these literals.
-pub(super) const ANCHORS: Anchors = &[&[
-    "exec",
-    "eval",
-    "subprocess",
-    "child_process",
-    "shell",
-    "-rf",
-    "|",
-]];
+/// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of
+/// these (`rocess` covers `subprocess` and `child_process` and starts on a rarer letter).
+pub(super) const ANCHORS: Anchors = &[&["exec", "eval", "rocess", "shell", "-rf", "|"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L013 — role or authority impersonation aimed at the model** (shape, error; warn on \
@@ -61,23 +61,30 @@ pub(super) const SOURCE: &str = concat!(
     r"|\b(?i-u:pretend)\s+(?:(?i-u:that)\s+)?(?i-u:you)\s+(?i-u:are)\b",
 );
 
-/// Literals the pattern cannot match without (see `Anchors`). The first two alternatives end in a role word, the third holds "pretend".
-pub(super) const ANCHORS: Anchors = &[&[
-    "developer",
-    "debug",
-    "god",
-    "admin",
-    "root",
-    "unrestricted",
-    "jailbreak",
-    "system",
-    "pretend",
-]];
+/// Literals the pattern cannot match without (see `Anchors`). The first and third
+/// alternatives hold "you", the second "act"; each also holds a role word or "pretend" (cut to
+/// start on rarer letters).
+pub(super) const ANCHORS: Anchors = &[
+    &["you", "act"],
+    &[
+        "eveloper",
+        "debug",
+        "god",
+        "dmin",
+        "root",
+        "unrestricted",
+        "ailbreak",
+        "ystem",
+        "retend",
+    ],
+];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex};
+use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L014 — tool asks for a credential in its input, verify intended** (intent, warn)
@@ -52,16 +52,16 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"\b(?i-u:include|attach|provide|supply|pass|paste)\s+(?:(?i-u:your|the)\s+)?(?i-u:api[_ -]?key|access[_ -]?token|password|secret|credentials?)\b";
 
-/// Literals the pattern cannot match without (see `Anchors`). A match holds one of the verbs and names the credential with one of the nouns.
-pub(super) const ANCHORS: Anchors = &[
-    &["include", "attach", "provide", "supply", "pass", "paste"],
-    &["key", "token", "password", "secret", "credential"],
-];
+/// Literals the pattern cannot match without (see `Anchors`). Every credential noun the pattern
+/// accepts holds one of these (cut to start on rarer letters).
+pub(super) const ANCHORS: Anchors = &[&["key", "token", "ssword", "ecret", "edential"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
+static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    phrase_evidence(DOC.id, &PATTERN, text)
+    phrase_evidence(*GATE, &PATTERN, text)
 }
 
 #[cfg(test)]

@@ -62,12 +62,29 @@ static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
 /// derived from the same Unicode properties the pattern uses, and a test re-derives it over
 /// every code point so a Unicode update cannot silently narrow it.
 fn may_hold_cyrillic_or_greek(bytes: &[u8]) -> bool {
-    bytes.iter().enumerate().any(|(i, &lead)| match lead {
-        0xCD..=0xD4 => true,
-        0xE1 | 0xE2 | 0xEA | 0xEF | 0xF0 => bytes
-            .get(i + 1)
-            .is_some_and(|&next| second_byte_fits(lead, next)),
-        _ => false,
+    // Blocks are screened with a branch-free test the compiler vectorizes; only a block
+    // holding a candidate lead byte is looked at closely (its last byte may lead into the
+    // next block, hence the look at `bytes` rather than the block for the second byte).
+    const BLOCK: usize = 64;
+    let screen = |chunk: &[u8]| {
+        chunk.iter().fold(0u8, |seen, &b| {
+            seen | u8::from(b.wrapping_sub(0xCD) < 8)
+                | u8::from(b == 0xE1)
+                | u8::from(b == 0xE2)
+                | u8::from(b == 0xEA)
+                | u8::from(b == 0xEF)
+                | u8::from(b == 0xF0)
+        }) != 0
+    };
+    bytes.chunks(BLOCK).enumerate().any(|(block, chunk)| {
+        screen(chunk)
+            && chunk.iter().enumerate().any(|(i, &lead)| match lead {
+                0xCD..=0xD4 => true,
+                0xE1 | 0xE2 | 0xEA | 0xEF | 0xF0 => bytes
+                    .get(block * BLOCK + i + 1)
+                    .is_some_and(|&next| second_byte_fits(lead, next)),
+                _ => false,
+            })
     })
 }
 
