@@ -8,8 +8,9 @@ use anyhow::{anyhow, bail};
 
 use crate::cassette::{Reader, Transport};
 use crate::cli::ReplayArgs;
-use crate::redact::{RedactConfig, Redactor, check_config_hash};
+use crate::redact::{RedactConfig, check_config_hash};
 use crate::replay::passthrough::{Appender, Passthrough};
+use crate::replay::session::Rules;
 use crate::replay::{Index, OnMiss, Session, stdio};
 
 pub fn run(args: ReplayArgs) -> ExitCode {
@@ -58,14 +59,12 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         );
     }
 
-    let (redactor, given_hash) = match &args.redact_config {
-        Some(path) => {
-            let config = RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?;
-            let hash = config.hash();
-            (Redactor::with_config(&config), hash)
-        }
-        None => (Redactor::builtin(), None),
+    let config = match &args.redact_config {
+        Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
+        None => None,
     };
+    let given_hash = config.as_ref().and_then(RedactConfig::hash);
+    let redactor = Rules::new(config);
     let index = build_index(&args.cassette, &args.volatile, given_hash.as_deref())?;
     for warning in &index.warnings {
         if warning.starts_with("mcp-cassette") {

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
@@ -212,58 +213,58 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-impl<'de> Deserialize<'de> for Node<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Node<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(NodeVisitor)
+        d.deserialize_any(NodeVisitor(PhantomData))
     }
 }
 
-struct NodeVisitor;
+struct NodeVisitor<'a>(PhantomData<&'a ()>);
 
-impl<'de> Visitor<'de> for NodeVisitor {
-    type Value = Node<'de>;
+impl<'de: 'a, 'a> Visitor<'de> for NodeVisitor<'a> {
+    type Value = Node<'a>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+    fn visit_unit<E>(self) -> Result<Node<'a>, E> {
         Ok(Node::Null)
     }
-    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+    fn visit_none<E>(self) -> Result<Node<'a>, E> {
         Ok(Node::Null)
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Node<'de>, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<Node<'a>, E> {
         Ok(Node::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Node<'de>, E> {
+    fn visit_i64<E>(self, v: i64) -> Result<Node<'a>, E> {
         Ok(Node::Num(v as f64))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Node<'de>, E> {
+    fn visit_u64<E>(self, v: u64) -> Result<Node<'a>, E> {
         Ok(Node::Num(v as f64))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Node<'de>, E> {
+    fn visit_f64<E>(self, v: f64) -> Result<Node<'a>, E> {
         Ok(Node::Num(v))
     }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Node<'de>, E> {
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Node<'a>, E> {
         Ok(Node::Str(Cow::Borrowed(v)))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Node<'de>, E> {
+    fn visit_str<E>(self, v: &str) -> Result<Node<'a>, E> {
         Ok(Node::Str(Cow::Owned(v.to_owned())))
     }
-    fn visit_string<E>(self, v: String) -> Result<Node<'de>, E> {
+    fn visit_string<E>(self, v: String) -> Result<Node<'a>, E> {
         Ok(Node::Str(Cow::Owned(v)))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'a>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(item) = seq.next_element::<Node<'de>>()? {
+        while let Some(item) = seq.next_element::<Node<'a>>()? {
             items.push(item);
         }
         Ok(Node::Arr(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'a>, A::Error> {
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            let value = map.next_value::<Node<'de>>()?;
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            let value = map.next_value::<Node<'a>>()?;
             members.push((key.0, value));
         }
         Ok(Node::Obj(members))
@@ -273,25 +274,25 @@ impl<'de> Visitor<'de> for NodeVisitor {
 /// An object key, borrowed when it has no escapes.
 struct Key<'a>(Cow<'a, str>);
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Key<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object key")
             }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Borrowed(v)))
             }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Owned(v.to_owned())))
             }
-            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+            fn visit_string<E>(self, v: String) -> Result<Key<'a>, E> {
                 Ok(Key(Cow::Owned(v)))
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_str(V(PhantomData))
     }
 }
 

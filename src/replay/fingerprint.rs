@@ -272,6 +272,34 @@ mod tests {
         assert!(fingerprint_text("custom", Some("{")).is_none());
     }
 
+    proptest::proptest! {
+        /// Key order, `_meta` and `1` versus `1.0` never change a fingerprint; the arguments do.
+        #[test]
+        fn fingerprint_invariants(
+            keys in proptest::collection::btree_set("[a-z]{1,6}", 1..6),
+            n in 0i64..1_000_000,
+            meta in "[a-z]{0,8}",
+        ) {
+            let keys: Vec<String> = keys.into_iter().collect();
+            let mut forward = Map::new();
+            let mut backward = Map::new();
+            for (i, k) in keys.iter().enumerate() {
+                forward.insert(k.clone(), json!(i as i64 + n));
+            }
+            for (i, k) in keys.iter().enumerate().rev() {
+                backward.insert(k.clone(), json!((i as i64 + n) as f64));
+            }
+            let a = json!({"name": "t", "arguments": forward, "_meta": {"progressToken": meta}});
+            let b = json!({"_meta": {}, "arguments": backward, "name": "t"});
+            proptest::prop_assert_eq!(fingerprint("tools/call", Some(&a)), fingerprint("tools/call", Some(&b)));
+            let text = fingerprint_text("tools/call", Some(&b.to_string())).unwrap();
+            proptest::prop_assert_eq!(text, fingerprint("tools/call", Some(&a)));
+            let mut c = a.clone();
+            c["arguments"][&keys[0]] = json!("changed");
+            proptest::prop_assert_ne!(fingerprint("tools/call", Some(&c)), fingerprint("tools/call", Some(&a)));
+        }
+    }
+
     #[test]
     fn js_strings() {
         assert_eq!(js_string(Some(&json!(1.0))), "1");

@@ -22,12 +22,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::session::Rules;
 use super::stdio::{LineRead, MAX_LINE, read_bounded};
 use super::wire::{Outbound, Request, find_spans};
 use crate::cassette::{Dir, Entry, parse_iso};
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
-use crate::redact::Redactor;
 use crate::transport::child::{Signal, send_signal, spawn_piped};
 
 /// How long one request to the live server may take.
@@ -44,7 +44,7 @@ pub struct Appender {
     origin: Option<time::OffsetDateTime>,
     /// Fallback origin when the header's `startedAt` cannot be read.
     started: Instant,
-    redactor: Option<Redactor>,
+    redactor: Option<Rules>,
 }
 
 impl Appender {
@@ -54,7 +54,7 @@ impl Appender {
         path: &Path,
         started_at: Option<&str>,
         highest_live: u64,
-        redactor: Option<Redactor>,
+        redactor: Option<Rules>,
     ) -> Appender {
         Appender {
             path: path.to_owned(),
@@ -87,7 +87,11 @@ impl Appender {
             let frame = Frame::parse(&rekeyed)
                 .ok_or_else(|| io::Error::other("a forwarded frame is not a JSON-RPC object"))?;
             let frame = match &self.redactor {
-                Some(r) => r.redact_frame(&frame).map(|(f, _)| f).unwrap_or(frame),
+                Some(r) => r
+                    .get()
+                    .redact_frame(&frame)
+                    .map(|(f, _)| f)
+                    .unwrap_or(frame),
                 None => frame,
             };
             let mut entry = Entry::new_frame(t, dir, frame);

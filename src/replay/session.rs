@@ -18,20 +18,22 @@
 //! Every answer is the recorded frame re-keyed to the client's id, every other byte as recorded.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::OnMiss;
 use super::fingerprint::{
-    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_text, is_mrtr_retry,
+    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_node, fingerprint_text,
+    is_mrtr_retry,
 };
 use super::index::{Answer, Index, Recorded};
 use super::miss::{MissReason, diagnose, format_miss, miss_answer};
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
 use crate::jsonrpc::{FrameKind, Id};
 use crate::protocol::{LISTEN_METHOD, SUBSCRIPTION_ID_KEY};
-use crate::redact::Redactor;
+use crate::redact::{RedactConfig, Redactor};
 
 /// What happened to one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +97,31 @@ impl Exchange {
     }
 }
 
+/// The redaction rules a session runs, compiled only when first needed: a session whose requests
+/// all match as sent never pays for them, which is most of a replay's start-up.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    config: Option<RedactConfig>,
+    built: OnceLock<Redactor>,
+}
+
+impl Rules {
+    /// The built-in rules, plus `config` when given.
+    pub fn new(config: Option<RedactConfig>) -> Rules {
+        Rules {
+            config,
+            built: OnceLock::new(),
+        }
+    }
+
+    pub fn get(&self) -> &Redactor {
+        self.built.get_or_init(|| match &self.config {
+            Some(c) => Redactor::with_config(c),
+            None => Redactor::builtin(),
+        })
+    }
+}
+
 /// A line handled by [`Session::handle_text`].
 #[derive(Debug)]
 pub struct Handled {
@@ -126,7 +153,7 @@ pub struct Stats {
 #[derive(Debug)]
 pub struct Session {
     index: Index,
-    redactor: Redactor,
+    redactor: Rules,
     on_miss: OnMiss,
     consumed: Vec<bool>,
     fp_next: Vec<usize>,
@@ -142,7 +169,7 @@ impl Session {
     /// `redactor` must hold the rules the cassette was recorded under (its config hash checked by
     /// the caller); it redacts incoming requests when the cassette is redacted, and every
     /// diagnosis always.
-    pub fn new(index: Index, redactor: Redactor, on_miss: OnMiss) -> Session {
+    pub fn new(index: Index, redactor: Rules, on_miss: OnMiss) -> Session {
         Session {
             consumed: vec![false; index.pairs.len()],
             fp_next: vec![0; index.fp_info.len()],
@@ -169,8 +196,9 @@ impl Session {
         self.on_miss
     }
 
+    /// The redaction rules (compiled on first use).
     pub fn redactor(&self) -> &Redactor {
-        &self.redactor
+        self.redactor.get()
     }
 
     /// Server frames still waiting at the end: the client never sent the request each follows.
@@ -197,16 +225,15 @@ impl Session {
         if let Some(quick) = quick_request(line) {
             let method = quick.method.as_ref();
             if method != LISTEN_METHOD && !self.index.volatile.applies_to(method) {
-                if let Some(fp) = fingerprint_text(method, quick.params) {
-                    let f = self.index.fps.get(fp.as_str()).copied();
-                    if let Some(p) = f.and_then(|f| self.take_exact(f)) {
-                        return Ok(Handled {
-                            exchange: self.serve_as(quick.id, p, Outcome::Answered),
-                            message: None,
-                        });
-                    }
-                    hint = Some(f);
+                let fp = fingerprint_node(method, quick.params.as_ref());
+                let f = self.index.fps.get(fp.as_str()).copied();
+                if let Some(p) = f.and_then(|f| self.take_exact(f)) {
+                    return Ok(Handled {
+                        exchange: self.serve_as(quick.id, p, Outcome::Answered),
+                        message: None,
+                    });
                 }
+                hint = Some(f);
             }
         }
         let message = parse_message(line)?;
@@ -281,7 +308,7 @@ impl Session {
         let mut redacted_params: Option<Value> = None;
         if self.index.redact_requests && !method_only {
             if let Some(params) = req.params_value().ok().flatten() {
-                let (mut redacted, changed) = self.redactor.redact_value(&params);
+                let (mut redacted, changed) = self.redactor.get().redact_value(&params);
                 if changed > 0 {
                     self.index.volatile.drop_from(method, &mut redacted);
                     fp = self
@@ -331,7 +358,7 @@ impl Session {
         }
         // Diagnosed before any borrowing: the reason is about this request, not the loan.
         let reason = diagnose(&self.index, method, effective, fp);
-        let diagnosis = format_miss(&reason, &self.redactor);
+        let diagnosis = format_miss(&reason, self.redactor.get());
         if self.on_miss == OnMiss::Warn && !is_mrtr_retry(effective) && method != TASKS_GET {
             if let Some(p) = self.take_same_method(method) {
                 self.stats.borrowed += 1;
@@ -339,7 +366,7 @@ impl Session {
             }
         }
         self.stats.misses += 1;
-        let shown_method = self.redactor.redact_text(method).0;
+        let shown_method = self.redactor.get().redact_text(method).0;
         let mut ex = Exchange::silent();
         ex.answer = Some(Outbound::Owned(miss_answer(
             &req.id,
@@ -691,7 +718,7 @@ mod tests {
         let header = reader.header().clone();
         let volatile: Vec<String> = volatile.iter().map(|s| s.to_string()).collect();
         let index = Index::build(header, reader, &volatile, Path::new("t.jsonl")).unwrap();
-        Session::new(index, Redactor::builtin(), on_miss)
+        Session::new(index, Rules::default(), on_miss)
     }
 
     fn session(lines: &[String]) -> Session {

@@ -151,6 +151,10 @@ pub fn serve(
         if written.is_err() {
             break;
         }
+        // One huge request must not keep its buffer for the rest of the session.
+        if buf.capacity() > 1 << 20 {
+            buf = Vec::with_capacity(1 << 12);
+        }
         if input.buffer().is_empty() && out.flush().is_err() {
             break;
         }

@@ -13,6 +13,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::canonical::Node;
 use crate::jsonrpc::Id;
 use crate::protocol::SUBSCRIPTION_ID_KEY;
 
@@ -193,8 +194,20 @@ pub struct Quick<'a> {
     /// The id's JSON text, exactly as sent.
     pub id: &'a str,
     pub method: Cow<'a, str>,
-    /// The params' JSON text (`None` when absent or `null`).
-    pub params: Option<&'a str>,
+    /// The params, read in the same pass (`None` when absent or `null`).
+    pub params: Option<Node<'a>>,
+}
+
+#[derive(Deserialize)]
+struct QuickEnvelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow = "'a")]
+    params: Option<Node<'a>>,
 }
 
 /// Reads a well-formed request in place; `None` for anything else (which [`parse_message`]
@@ -204,7 +217,7 @@ pub fn quick_request(line: &str) -> Option<Quick<'_>> {
     if !text.starts_with('{') {
         return None;
     }
-    let env: Envelope<'_> = serde_json::from_str(text).ok()?;
+    let env: QuickEnvelope<'_> = serde_json::from_str(text).ok()?;
     if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         return None;
     }
@@ -220,7 +233,7 @@ pub fn quick_request(line: &str) -> Option<Quick<'_>> {
     Some(Quick {
         id,
         method,
-        params: env.params.map(RawValue::get),
+        params: env.params,
     })
 }
 

@@ -1319,3 +1319,94 @@ fn a_redaction_config_must_be_the_recordings() {
         "echo:a private message #1"
     );
 }
+
+#[test]
+fn one_cassette_serves_both_eras() {
+    // Two sessions appended into one file, as a pinned 2026-07-28 client's probe and session
+    // connections would leave it: a legacy handshake and a modern discover.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("both.jsonl");
+    let append = |era: &str, steps: &[Value]| {
+        let mut command = Command::new(bin());
+        command
+            .args(["record", "--mode", "append", "-o"])
+            .arg(&path)
+            .arg("--")
+            .arg(fixture_server())
+            .arg("pushy");
+        for var in FIXTURE_VARS {
+            command.env_remove(var);
+        }
+        command
+            .env("PUSHY_ERA", era)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut p = Proc::spawn_prepared(command);
+        for step in steps {
+            if step.get("id").is_some() {
+                p.exchange(step);
+            } else {
+                p.send(step);
+            }
+        }
+        let (status, stderr, _) = p.finish();
+        assert_eq!(status.code(), Some(0), "{stderr}");
+    };
+    append(
+        "legacy",
+        &[
+            initialize(1),
+            initialized(),
+            req(2, "tools/list", json!({})),
+        ],
+    );
+    let modern_meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    append(
+        "modern",
+        &[
+            req(1, "server/discover", json!({"_meta": modern_meta})),
+            req(2, "tools/list", json!({"_meta": modern_meta})),
+        ],
+    );
+    let input: String = [
+        req("d", "server/discover", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": {"name": "other"}}})),
+        initialize("i"),
+        req("l1", "tools/list", json!({})),
+        req("l2", "tools/list", json!({"_meta": modern_meta})),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect();
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let answers = stdout_messages(&out);
+    assert_eq!(answers[0]["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(answers[1]["result"]["serverInfo"]["name"], "pushy-server");
+    assert!(
+        answers[2]["result"].get("ttlMs").is_none(),
+        "the legacy list first, as recorded"
+    );
+    assert_eq!(answers[3]["result"]["resultType"], "complete");
+}
+
+#[test]
+fn params_too_deep_to_read_are_refused_and_serving_goes_on() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{{\"name\":\"x\",\"arguments\":{}1{}}}}}\n",
+        "[".repeat(3000),
+        "]".repeat(3000)
+    );
+    let input = deep + &(call(6, "echo", json!({"message": "hi"})).to_string() + "\n");
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    let answers = stdout_messages(&out);
+    assert_eq!(answers[0]["id"], 5);
+    assert_eq!(answers[0]["error"]["code"], -32600);
+    assert_eq!(answers[1]["result"]["structuredContent"]["result"], "hi");
+    assert!(
+        stderr_of(&out).contains("line 1 from the client was answered with error -32600"),
+        "{}",
+        stderr_of(&out)
+    );
+}
