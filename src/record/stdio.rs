@@ -184,13 +184,15 @@ fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &
             Err(_) => break,
         };
         let t = clock.elapsed().as_millis() as u64;
+        // Queue the copy before forwarding: an answer can only be read after its request was
+        // forwarded, so the transcript always holds a request ahead of the answer it caused.
+        if tx.send(Msg::Data(dir, t, buf[..n].to_vec())).is_err() {
+            break;
+        }
         if forwarding && (to.write_all(&buf[..n]).is_err() || to.flush().is_err()) {
             // The other side is gone; keep reading so the transcript stays whole and the
             // writer on this side never blocks on a full pipe.
             forwarding = false;
-        }
-        if tx.send(Msg::Data(dir, t, buf[..n].to_vec())).is_err() {
-            break;
         }
     }
     drop(to);
