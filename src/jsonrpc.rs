@@ -11,6 +11,8 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -103,9 +105,13 @@ pub enum FrameKind {
 }
 
 /// One JSON-RPC message: the exact text and the parsed envelope.
+///
+/// The text is a span of a shared string, so a frame read from a cassette line points into
+/// that line instead of copying it, and cloning a frame copies no text.
 #[derive(Debug, Clone)]
 pub struct Frame {
-    text: Box<str>,
+    source: Arc<str>,
+    span: Range<usize>,
     kind: FrameKind,
     method: Option<String>,
     id: Option<Id>,
@@ -161,7 +167,8 @@ impl Frame {
             _ => FrameKind::Unclassified,
         };
         Some(Frame {
-            text: text.into(),
+            span: 0..text.len(),
+            source: text.into(),
             kind,
             method: env.method.map(Cow::into_owned),
             id,
@@ -173,23 +180,34 @@ impl Frame {
     /// nested values, which makes reading a cassette one validating pass instead of two.
     /// Falls back to [`Frame::parse`] for anything unusual (escaped keys, odd spellings).
     pub fn from_valid_json(text: &str) -> Option<Frame> {
-        let Some(members) = shallow::members(text) else {
-            return Frame::parse(text);
-        };
+        let source: Arc<str> = text.into();
+        Frame::from_valid_span(&source, 0..source.len())
+    }
+
+    /// As [`Frame::from_valid_json`] for the text at `span` of `source`, which the frame then
+    /// shares instead of copying.
+    pub fn from_valid_span(source: &Arc<str>, span: Range<usize>) -> Option<Frame> {
+        let text = source.get(span.clone())?;
+        let trimmed = text.trim_start();
+        let start = span.start + (text.len() - trimmed.len());
+        let text = trimmed.trim_end();
+        let span = start..start + text.len();
         let mut jsonrpc_ok = false;
         let (mut id, mut method, mut result, mut error) = (None, None, false, false);
-        for (key, value) in members {
+        let shaped = shallow::for_each_member(text, |key, value| {
             match key {
                 "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
                 "id" => id = Some(value),
                 "method" => method = Some(value),
                 "result" => result = true,
                 "error" => error = true,
-                k if k.contains('\\') => return Frame::parse(text),
+                // An escaped key might spell one of the above: take the validating path.
+                k if k.contains('\\') => return None,
                 _ => {}
             }
-        }
-        if !jsonrpc_ok {
+            Some(())
+        });
+        if shaped.is_none() || !jsonrpc_ok {
             return Frame::parse(text);
         }
         let id = match id {
@@ -211,7 +229,8 @@ impl Frame {
             _ => FrameKind::Unclassified,
         };
         Some(Frame {
-            text: text.trim().into(),
+            source: Arc::clone(source),
+            span,
             kind,
             method,
             id,
@@ -225,7 +244,7 @@ impl Frame {
 
     /// The exact text of the frame (as received, minus a BOM and surrounding whitespace).
     pub fn text(&self) -> &str {
-        &self.text
+        self.source.get(self.span.clone()).unwrap_or_default()
     }
 
     pub fn kind(&self) -> FrameKind {
@@ -254,7 +273,7 @@ impl Frame {
     pub fn value(&self) -> serde_json::Value {
         // The text parsed as JSON once already, so this only fails on a depth the view never
         // walked; an empty object is a safe stand-in for a frame no caller can inspect.
-        serde_json::from_str(&self.text).unwrap_or_else(|_| serde_json::json!({}))
+        serde_json::from_str(self.text()).unwrap_or_else(|_| serde_json::json!({}))
     }
 
     /// The frame with its id replaced, every other byte kept where possible.
@@ -265,7 +284,8 @@ impl Frame {
         }
         let text = value.to_string();
         Frame {
-            text: text.into(),
+            span: 0..text.len(),
+            source: text.into(),
             kind: self.kind,
             method: self.method.clone(),
             id: Some(id.clone()),
@@ -275,18 +295,21 @@ impl Frame {
 
 /// A top-level walk over JSON text that is already known to be valid: member spans only.
 mod shallow {
-    /// `(key, raw value)` for each top-level member of an object, or `None` when the text is
-    /// not shaped as expected (the caller then takes the validating path).
-    pub fn members(text: &str) -> Option<Vec<(&str, &str)>> {
+    /// Calls `each(key, raw value)` for every top-level member of an object. `None` when the
+    /// text is not shaped as expected (the caller then takes the validating path) or when
+    /// `each` says to stop. No allocation: this runs once per cassette entry.
+    pub fn for_each_member<'a>(
+        text: &'a str,
+        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+    ) -> Option<()> {
         let b = text.as_bytes();
         let mut i = ws(b, 0);
         if *b.get(i)? != b'{' {
             return None;
         }
         i = ws(b, i + 1);
-        let mut out = Vec::with_capacity(5);
         if *b.get(i)? == b'}' {
-            return Some(out);
+            return Some(());
         }
         loop {
             if *b.get(i)? != b'"' {
@@ -300,11 +323,11 @@ mod shallow {
             }
             let start = ws(b, i + 1);
             let stop = value_end(b, start)?;
-            out.push((key, text.get(start..stop)?));
+            each(key, text.get(start..stop)?)?;
             i = ws(b, stop);
             match *b.get(i)? {
                 b',' => i = ws(b, i + 1),
-                b'}' => return Some(out),
+                b'}' => return Some(()),
                 _ => return None,
             }
         }
@@ -317,11 +340,12 @@ mod shallow {
         i
     }
 
-    /// Index just past the string starting at `i` (which holds the opening quote).
+    /// Index just past the string starting at `i` (which holds the opening quote). Strings
+    /// are most of a cassette's bytes, so the search for the closing quote is vectorised.
     fn string_end(b: &[u8], i: usize) -> Option<usize> {
         let mut j = i + 1;
         loop {
-            let k = j + b.get(j..)?.iter().position(|&c| c == b'"' || c == b'\\')?;
+            let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
             if b[k] == b'\\' {
                 j = k + 2;
             } else {
@@ -329,6 +353,17 @@ mod shallow {
             }
         }
     }
+
+    /// Bytes that matter while skipping a nested value: quotes and brackets.
+    const STRUCTURAL: [bool; 256] = {
+        let mut t = [false; 256];
+        t[b'"' as usize] = true;
+        t[b'{' as usize] = true;
+        t[b'[' as usize] = true;
+        t[b'}' as usize] = true;
+        t[b']' as usize] = true;
+        t
+    };
 
     /// Index just past the value starting at `i`.
     fn value_end(b: &[u8], i: usize) -> Option<usize> {
@@ -338,19 +373,22 @@ mod shallow {
                 let mut depth = 0usize;
                 let mut j = i;
                 loop {
-                    match *b.get(j)? {
+                    j += b
+                        .get(j..)?
+                        .iter()
+                        .position(|&c| STRUCTURAL[usize::from(c)])?;
+                    match b[j] {
                         b'"' => {
                             j = string_end(b, j)?;
                             continue;
                         }
                         b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
+                        _ => {
                             depth -= 1;
                             if depth == 0 {
                                 return Some(j + 1);
                             }
                         }
-                        _ => {}
                     }
                     j += 1;
                 }

@@ -87,12 +87,11 @@ impl Entry {
             }
         };
         let dir = || -> Result<Dir, CassetteError> {
-            match object.get_as::<String>("dir") {
-                Some(Ok(d)) => {
-                    Dir::parse(&d).ok_or_else(|| at.bad_field("dir", "must be \"c2s\" or \"s2c\""))
-                }
-                _ => Err(at.bad_field("dir", "must be \"c2s\" or \"s2c\"")),
-            }
+            object
+                .get("dir")
+                .and_then(json_str)
+                .and_then(|d| Dir::parse(&d))
+                .ok_or_else(|| at.bad_field("dir", "must be \"c2s\" or \"s2c\""))
         };
         let (dir, kind) = match kind_name.as_ref() {
             "frame" => {
@@ -100,8 +99,11 @@ impl Entry {
                 let raw = object
                     .get("frame")
                     .ok_or_else(|| at.bad_field("frame", "is missing"))?;
-                let frame = Frame::from_valid_json(raw)
-                    .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
+                let frame = match object.shared_member("frame") {
+                    Some((source, span)) => Frame::from_valid_span(source, span),
+                    None => Frame::from_valid_json(raw),
+                }
+                .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
                 (Some(d), EntryKind::Frame(frame))
             }
             "raw" => {
@@ -249,6 +251,11 @@ impl Entry {
     /// The entry line, without its newline.
     pub fn to_line(&self) -> String {
         self.object.to_json()
+    }
+
+    /// Writes the entry line (without its newline), as [`Entry::to_line`] returns it.
+    pub fn write_line<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        self.object.write_json(out)
     }
 }
 

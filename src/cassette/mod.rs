@@ -10,6 +10,7 @@
 mod entry;
 mod header;
 mod object;
+mod read_ahead;
 mod reader;
 mod writer;
 
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 pub use entry::{Chunk, Entry, EntryKind};
 pub use header::{Header, Redaction, Transport};
 pub use object::RawObject;
+pub use read_ahead::for_each_entry;
 pub use reader::{Existing, Reader, looks_like_cassette};
 pub use writer::Writer;
 

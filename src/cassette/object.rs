@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -21,31 +22,41 @@ enum Text {
 
 #[derive(Debug, Clone, Default)]
 pub struct RawObject {
-    source: String,
+    /// Shared so that a frame read from this line can point into it instead of copying it.
+    source: Arc<str>,
     members: Vec<(Text, Text)>,
 }
 
-/// The members of a borrowed object, as the parser hands them over.
-struct Borrowed<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// Collects the members of an object as spans of the text being parsed, straight from the
+/// parser: one allocation per object, none per member.
+struct Spans<'s> {
+    source: &'s str,
+}
 
-impl<'de> Deserialize<'de> for Borrowed<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ObjectVisitor;
-        impl<'de> Visitor<'de> for ObjectVisitor {
-            type Value = Borrowed<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Borrowed<'de>, A::Error> {
-                let mut members = Vec::with_capacity(6);
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    members.push((key, value));
-                }
-                Ok(Borrowed(members))
-            }
+impl Spans<'_> {
+    fn of(&self, s: &str) -> Text {
+        let base = self.source.as_ptr() as usize;
+        let span = (s.as_ptr() as usize)
+            .checked_sub(base)
+            .filter(|start| start + s.len() <= self.source.len())
+            .map(|start| start..start + s.len());
+        // A key with escapes is decoded into a fresh string, which is not a span of the line.
+        span.map_or_else(|| Text::Owned(s.into()), Text::Span)
+    }
+}
+
+impl<'de> Visitor<'de> for Spans<'de> {
+    type Value = Vec<(Text, Text)>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::with_capacity(6);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let value: &'de RawValue = map.next_value()?;
+            members.push((self.of(&key), self.of(value.get())));
         }
-        deserializer.deserialize_map(ObjectVisitor)
+        Ok(members)
     }
 }
 
@@ -56,34 +67,28 @@ impl RawObject {
 
     /// Parses one JSON object from text (validating all of it).
     pub fn parse(text: &str) -> serde_json::Result<RawObject> {
-        RawObject::parse_owned(text.to_owned())
+        RawObject::parse_shared(text.into())
     }
 
     /// As [`RawObject::parse`], keeping the given string as the backing text.
-    pub fn parse_owned(source: String) -> serde_json::Result<RawObject> {
+    pub fn parse_shared(source: Arc<str>) -> serde_json::Result<RawObject> {
         let members = {
-            let Borrowed(borrowed) = serde_json::from_str::<Borrowed<'_>>(&source)?;
-            let base = source.as_ptr() as usize;
-            let span_of = |s: &str| -> Option<Range<usize>> {
-                let start = (s.as_ptr() as usize).checked_sub(base)?;
-                (start + s.len() <= source.len()).then_some(start..start + s.len())
-            };
-            borrowed
-                .into_iter()
-                .map(|(k, v)| {
-                    let key = match &k {
-                        Cow::Borrowed(b) => {
-                            span_of(b).map_or_else(|| Text::Owned((*b).into()), Text::Span)
-                        }
-                        Cow::Owned(o) => Text::Owned(o.as_str().into()),
-                    };
-                    let value =
-                        span_of(v.get()).map_or_else(|| Text::Owned(v.get().into()), Text::Span);
-                    (key, value)
-                })
-                .collect()
+            let mut de = serde_json::Deserializer::from_str(&source);
+            let members = de.deserialize_map(Spans { source: &source })?;
+            de.end()?;
+            members
         };
         Ok(RawObject { source, members })
+    }
+
+    /// The backing text and the span of a member's value, when the value is still the text it
+    /// was read as (not set since).
+    pub fn shared_member(&self, key: &str) -> Option<(&Arc<str>, Range<usize>)> {
+        let (_, value) = self.members.iter().find(|(k, _)| self.text(k) == key)?;
+        match value {
+            Text::Span(span) => Some((&self.source, span.clone())),
+            Text::Owned(_) => None,
+        }
     }
 
     fn text<'a>(&'a self, t: &'a Text) -> &'a str {
@@ -91,6 +96,12 @@ impl RawObject {
             Text::Span(r) => self.source.get(r.clone()).unwrap_or_default(),
             Text::Owned(s) => s,
         }
+    }
+
+    /// Length of the text the object was read from (0 for one built in memory): a cheap
+    /// measure of how much memory it holds.
+    pub fn source_len(&self) -> usize {
+        self.source.len()
     }
 
     /// The raw JSON text of a member.
@@ -151,28 +162,36 @@ impl RawObject {
 
     /// Compact JSON text of the object, members in their order.
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(self.source.len() + 16);
-        out.push('{');
+        let mut out = Vec::with_capacity(self.source.len() + 16);
+        self.write_json(&mut out)
+            .expect("writing to a Vec cannot fail");
+        // Every piece written is valid UTF-8 text (spans of a `String`, or owned strings).
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes the compact JSON text of the object, as [`RawObject::to_json`] returns it,
+    /// without building it in memory first.
+    pub fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(b"{")?;
         for (i, (k, v)) in self.members.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                out.write_all(b",")?;
             }
-            push_json_string(&mut out, self.text(k));
-            out.push(':');
-            out.push_str(self.text(v));
+            write_json_string(out, self.text(k))?;
+            out.write_all(b":")?;
+            out.write_all(self.text(v).as_bytes())?;
         }
-        out.push('}');
-        out
+        out.write_all(b"}")
     }
 }
 
-fn push_json_string(out: &mut String, s: &str) {
+fn write_json_string<W: std::io::Write>(out: &mut W, s: &str) -> std::io::Result<()> {
     if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
+        out.write_all(b"\"")?;
+        out.write_all(s.as_bytes())?;
+        out.write_all(b"\"")
     } else {
-        out.push_str(&serde_json::Value::String(s.to_owned()).to_string());
+        serde_json::to_writer(out, s).map_err(std::io::Error::other)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[cfg(test)]
 use super::EntryKind;
@@ -88,7 +89,11 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// The next line's text (without terminator), or `None` at end of input.
-    fn next_line(&mut self) -> Result<Option<String>, CassetteError> {
+    ///
+    /// The text is copied once, into the shared string the entry keeps: straight from the
+    /// input's buffer when the whole line is there (the common case), else through a line
+    /// buffer that is reused from line to line.
+    fn next_line(&mut self) -> Result<Option<Arc<str>>, CassetteError> {
         self.buf.clear();
         self.line_no += 1;
         let mut saw_newline = false;
@@ -117,6 +122,12 @@ impl<R: BufRead> Reader<R> {
                     limit: self.limit,
                 });
             }
+            if found && self.buf.is_empty() {
+                let line = shared_line(&available[..take - 1], &self.path, self.line_no);
+                self.input.consume(take);
+                self.trailing_newline = true;
+                return line.map(Some);
+            }
             self.buf.extend_from_slice(&available[..take]);
             self.input.consume(take);
             if found {
@@ -127,23 +138,16 @@ impl<R: BufRead> Reader<R> {
         if self.buf.is_empty() {
             return Ok(None);
         }
-        self.trailing_newline = saw_newline;
         if saw_newline {
             self.buf.pop();
         }
-        if self.buf.last() == Some(&b'\r') {
-            self.buf.pop();
+        self.trailing_newline = saw_newline;
+        let shared = shared_line(&self.buf, &self.path, self.line_no);
+        // A huge line's buffer is not worth keeping for the ordinary lines after it.
+        if self.buf.capacity() > 1 << 20 {
+            self.buf = Vec::new();
         }
-        // The line's bytes become the entry's text: no copy. The next line starts from a
-        // buffer sized like this one.
-        let next = Vec::with_capacity(self.buf.len().max(256));
-        match String::from_utf8(std::mem::replace(&mut self.buf, next)) {
-            Ok(text) => Ok(Some(text)),
-            Err(_) => Err(CassetteError::NotUtf8 {
-                path: self.path.clone(),
-                line: self.line_no,
-            }),
-        }
+        shared.map(Some)
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry>, CassetteError> {
@@ -155,7 +159,7 @@ impl<R: BufRead> Reader<R> {
             if text.trim().is_empty() {
                 continue;
             }
-            let object = match RawObject::parse_owned(text) {
+            let object = match RawObject::parse_shared(text) {
                 Ok(o) => o,
                 Err(e) => {
                     let hint = if self.trailing_newline {
@@ -198,6 +202,18 @@ impl<R: BufRead> Iterator for Reader<R> {
                 Some(Err(e))
             }
         }
+    }
+}
+
+/// A line's bytes (without `\n`) as shared text; a trailing `\r` is dropped.
+fn shared_line(bytes: &[u8], path: &Path, line: u64) -> Result<Arc<str>, CassetteError> {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(Arc::from(text)),
+        Err(_) => Err(CassetteError::NotUtf8 {
+            path: path.to_owned(),
+            line,
+        }),
     }
 }
 

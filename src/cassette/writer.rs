@@ -19,7 +19,8 @@ impl<W: Write> Writer<W> {
     }
 
     pub fn write_entry(&mut self, entry: &Entry) -> io::Result<()> {
-        self.write_line(&entry.to_line())
+        entry.write_line(&mut self.out)?;
+        self.out.write_all(b"\n")
     }
 
     pub fn write_line(&mut self, line: &str) -> io::Result<()> {

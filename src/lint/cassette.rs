@@ -32,7 +32,9 @@ use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Level;
-use crate::cassette::{CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport};
+use crate::cassette::{
+    CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport, for_each_entry,
+};
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 
@@ -428,21 +430,23 @@ pub fn validate_volatile(decl: &str) -> Result<(), String> {
 
 /// Lints a whole cassette from a reader, one entry at a time. `on_warning` receives the
 /// reader's notes (an unknown entry type is skipped with one).
-pub fn lint_cassette<R: BufRead>(
+///
+/// Reading runs on a second thread ([`for_each_entry`]), overlapping the parse of later lines with
+/// the lint of earlier ones; entries and the first error still arrive in file order.
+pub fn lint_cassette<R: BufRead + Send>(
     reader: Reader<R>,
     mut on_warning: impl FnMut(String),
 ) -> Result<CassetteLint, CassetteError> {
     let header = reader.header().clone();
     let path = reader.path().to_owned();
     let mut linter = CassetteLinter::new();
-    for entry in reader {
-        let entry = entry?;
+    for_each_entry(reader, |entry| {
         if let EntryKind::Unknown(kind) = &entry.kind {
             on_warning(crate::cassette::unknown_entry_warning(kind, &path));
-            continue;
+        } else {
+            linter.entry(entry);
         }
-        linter.entry(&entry);
-    }
+    })?;
     Ok(linter.finish(&header))
 }
 
