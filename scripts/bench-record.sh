@@ -15,21 +15,37 @@ trap 'rm -rf "$tmp"' EXIT
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 secs() { python3 -c 'import json,sys; print(json.load(sys.stdin)["seconds"])'; }
 
-for mode in sequential pipelined; do
-  d=(); p=()
-  for i in $(seq "$runs"); do
-    d+=("$("$ex/bench_client" --$mode --count 5000 --initialize -- "$ex/fixture_server" echo-bench | secs)")
-    rm -f "$tmp/r.jsonl"
-    p+=("$("$ex/bench_client" --$mode --count 5000 --initialize -- "$bin" record -o "$tmp/r.jsonl" -- "$ex/fixture_server" echo-bench | secs)")
+# Each run times the same client three ways, interleaved so that drift in the machine's state
+# hits all three alike: straight to the server, through a bare two-thread relay that captures
+# nothing (examples/bare_relay.rs: the floor for any process on the path), and through
+# `record`. Servers: our Rust echo fixture (no work per call, so the pipes are all there is)
+# and, when interop/ is installed, the official Node.js server-everything.
+servers=("$ex/fixture_server echo-bench")
+everything=interop/node_modules/.bin/mcp-server-everything
+[ -x "$everything" ] && servers+=("$everything")
+for server in "${servers[@]}"; do
+  for mode in sequential pipelined; do
+    d=(); r=(); p=()
+    for i in $(seq "$runs"); do
+      # shellcheck disable=SC2086 # the server command is split on purpose
+      d+=("$("$ex/bench_client" --$mode --count 5000 --initialize -- $server 2>/dev/null | secs)")
+      # shellcheck disable=SC2086
+      r+=("$("$ex/bench_client" --$mode --count 5000 --initialize -- "$ex/bare_relay" $server 2>/dev/null | secs)")
+      rm -f "$tmp/r.jsonl"
+      # shellcheck disable=SC2086
+      p+=("$("$ex/bench_client" --$mode --count 5000 --initialize -- "$bin" record -o "$tmp/r.jsonl" -- $server 2>/dev/null | secs)")
+    done
+    dm=$(printf '%s\n' "${d[@]}" | median); rm_=$(printf '%s\n' "${r[@]}" | median); pm=$(printf '%s\n' "${p[@]}" | median)
+    python3 -c "print(f'{\"$(basename "${server%% *}") ${server#* }\"[:28]:<28} {\"$mode\":<10} 5000 tools/call, median of $runs: direct {$dm*1000:.1f} ms, bare relay {$rm_*1000:.1f} ms, record {$pm*1000:.1f} ms; record/direct {$pm/$dm:.2f}, record/relay {$pm/$rm_:.2f}')"
   done
-  dm=$(printf '%s\n' "${d[@]}" | median); pm=$(printf '%s\n' "${p[@]}" | median)
-  python3 -c "print(f'record {\"$mode\":<10} 5000 tools/call: direct {$dm*1000:.1f} ms, through record {$pm*1000:.1f} ms, ratio {$pm/$dm:.3f}')"
 done
 
 # Peak RSS of the proxy for the whole pipelined session.
 "$ex/bench_client" --print-requests --count 5000 --initialize > "$tmp/requests.jsonl"
 rm -f "$tmp/r.jsonl"
 /usr/bin/time -f "record peak RSS: %M KiB" "$bin" record -o "$tmp/r.jsonl" -- "$ex/fixture_server" echo-bench \
+  < "$tmp/requests.jsonl" > /dev/null
+/usr/bin/time -f "bare relay peak RSS: %M KiB" "$ex/bare_relay" "$ex/fixture_server" echo-bench \
   < "$tmp/requests.jsonl" > /dev/null
 
 # Codec: write, read and rewrite a 300 MB cassette; peak RSS of the read.

@@ -113,7 +113,13 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     let clock = Instant::now();
     let (tx, rx) = mpsc::channel::<Msg>();
     let capture = Capture::new(rec.redactor.clone());
-    let capture_thread = thread::spawn(move || capture_loop(rx, capture, sink));
+    let capture_thread = thread::spawn(move || {
+        // Capture must never take a CPU the forwarders, the client or the server could use:
+        // on a busy machine it trails behind (its queue is the buffer) instead of slowing the
+        // session down.
+        child::make_current_thread_idle();
+        capture_loop(rx, capture, sink)
+    });
 
     // Client → server. Not joined: a client that never closes stdin must not keep us alive
     // after the server is gone.
@@ -199,6 +205,10 @@ fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &
     let _ = tx.send(Msg::Eof(dir));
 }
 
+/// How long the capture thread naps between batches while traffic flows. Bounds how far the
+/// transcript trails the wire (and how much the queue holds) during a burst.
+const CAPTURE_NAP: Duration = Duration::from_millis(2);
+
 struct Captured {
     count: usize,
     entries: Option<Vec<Entry>>,
@@ -257,13 +267,23 @@ fn capture_loop(
         msg = match rx.try_recv() {
             Ok(m) => Some(m),
             Err(mpsc::TryRecvError::Empty) => {
-                // Nothing else queued: hand what we have to the OS before sleeping.
-                if let (Sink::Stream(s), None) = (&mut sink, &failure) {
-                    if let Err(e) = s.flush() {
-                        failure = Some(e);
+                // Caught up. Blocking in `recv` now would make every chunk the forwarders
+                // queue a wake-up of this thread, a context switch on the forwarding path of
+                // each message. While traffic flows, nap instead and take what piled up in
+                // one go; only after a quiet nap, flush to the OS and block.
+                thread::sleep(CAPTURE_NAP);
+                match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(mpsc::TryRecvError::Empty) => {
+                        if let (Sink::Stream(s), None) = (&mut sink, &failure) {
+                            if let Err(e) = s.flush() {
+                                failure = Some(e);
+                            }
+                        }
+                        rx.recv().ok()
                     }
+                    Err(mpsc::TryRecvError::Disconnected) => None,
                 }
-                rx.recv().ok()
             }
             Err(mpsc::TryRecvError::Disconnected) => None,
         };

@@ -46,6 +46,46 @@ pub struct Builtin {
     /// Literals one of which any match contains: a string with none of them is skipped without
     /// running the regex.
     needles: &'static [&'static str],
+    /// Length caps on dot-separated segments that the regex leaves open (see [`JWT_CAPS`]).
+    caps: Option<SegmentCaps>,
+}
+
+/// Caps on the first `N` runs of a match that are separated by `.`: a match whose capped run is
+/// longer fails at that start, and the last run is cut to its cap.
+#[derive(Debug, Clone, Copy)]
+struct SegmentCaps {
+    /// Bytes allowed after the literal prefix, then per segment.
+    prefix: usize,
+    max: [usize; 3],
+}
+
+/// The reference's JWT shape is `eyJ[…]{4,1024}\.[…]{4,8192}\.[…]{0,1024}`. Spelled that way
+/// the `regex` crate unrolls the counted repetitions into some ten thousand NFA states (4 MiB
+/// of memory for this one rule, most of the recorder's footprint). The segments cannot contain
+/// `.`, so each one is the whole run of segment characters, and checking its length after an
+/// open-ended match gives exactly the same matches.
+const JWT_CAPS: SegmentCaps = SegmentCaps {
+    prefix: 3,
+    max: [1024, 8192, 1024],
+};
+
+impl SegmentCaps {
+    /// The end of the capped match, or `None` when a segment is too long.
+    fn check(&self, m: &str) -> Option<usize> {
+        let mut at = self.prefix;
+        let mut segments = m.get(self.prefix..)?.split('.');
+        for (i, max) in self.max.iter().enumerate() {
+            let segment = segments.next()?;
+            if i + 1 == self.max.len() {
+                return Some(at + segment.len().min(*max));
+            }
+            if segment.len() > *max {
+                return None;
+            }
+            at += segment.len() + 1;
+        }
+        None
+    }
 }
 
 fn builtin(
@@ -64,6 +104,7 @@ fn builtin(
         regex,
         group,
         needles,
+        caps: None,
     }
 }
 
@@ -85,14 +126,15 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
             Some(1),
             &["://"],
         ),
-        builtin(
-            "jwt",
-            &format!(
-                r"{b}eyJ[A-Za-z0-9_-]{{4,1024}}\.[A-Za-z0-9_-]{{4,8192}}\.[A-Za-z0-9_-]{{0,1024}}"
-            ),
-            None,
-            &["eyJ"],
-        ),
+        Builtin {
+            caps: Some(JWT_CAPS),
+            ..builtin(
+                "jwt",
+                &format!(r"{b}eyJ[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]*"),
+                None,
+                &["eyJ"],
+            )
+        },
         builtin(
             "github",
             &format!(r"{b}(?:github_pat_[A-Za-z0-9_]{{20,}}|gh[pousr]_[A-Za-z0-9]{{16,}})"),
@@ -188,7 +230,7 @@ impl Shapes<'_> {
         let mut current: Option<String> = None;
         for rule in self.user {
             let text = current.as_deref().unwrap_or(s);
-            if let Some(next) = self.apply_rule(text, &rule.name, &rule.regex, None, hit) {
+            if let Some(next) = self.apply_rule(text, &rule.name, &rule.regex, None, None, hit) {
                 current = Some(next);
             }
         }
@@ -197,7 +239,8 @@ impl Shapes<'_> {
             if !rule.needles.iter().any(|n| text.contains(n)) {
                 continue;
             }
-            if let Some(next) = self.apply_rule(text, rule.name, &rule.regex, rule.group, hit) {
+            let (regex, group, caps) = (&rule.regex, rule.group, rule.caps);
+            if let Some(next) = self.apply_rule(text, rule.name, regex, group, caps, hit) {
                 current = Some(next);
             }
         }
@@ -210,44 +253,63 @@ impl Shapes<'_> {
         name: &str,
         regex: &Regex,
         group: Option<usize>,
+        caps: Option<SegmentCaps>,
         hit: &mut dyn FnMut(&str, &str),
     ) -> Option<String> {
         let spans = placeholder_spans(s);
         let mut out = String::new();
         let mut last = 0;
         let mut changed = false;
-        let mut consider = |whole: std::ops::Range<usize>,
-                            secret: std::ops::Range<usize>,
-                            out: &mut String,
-                            last: &mut usize| {
+        let mut at = 0;
+        // Non-overlapping matches, left to right, as `find_iter` would give them; done by hand
+        // so that a capped match can end early or be refused at its start.
+        while at <= s.len() {
+            let (whole, secret) = match group {
+                None => match regex.find_at(s, at) {
+                    Some(m) => (m.range(), m.range()),
+                    None => break,
+                },
+                Some(g) => {
+                    let Some(found) = regex.captures_at(s, at) else {
+                        break;
+                    };
+                    let (Some(whole), Some(secret)) = (found.get(0), found.get(g)) else {
+                        break;
+                    };
+                    (whole.range(), secret.range())
+                }
+            };
+            let (whole, secret) = match caps {
+                None => (whole, secret),
+                Some(caps) => match caps.check(&s[whole.clone()]) {
+                    Some(len) => {
+                        let capped = whole.start..whole.start + len;
+                        (capped.clone(), capped)
+                    }
+                    None => {
+                        at = next_boundary(s, whole.start);
+                        continue;
+                    }
+                },
+            };
+            at = if whole.is_empty() {
+                next_boundary(s, whole.end)
+            } else {
+                whole.end
+            };
             let text = &s[secret.clone()];
             if text.is_empty()
                 || overlaps(&spans, &whole)
                 || contains_placeholder(text)
                 || self.allow.contains(text)
             {
-                return;
+                continue;
             }
             hit(name, text);
-            out.push_str(&s[*last..secret.start]);
+            out.push_str(&s[last..secret.start]);
             out.push_str(&placeholder(name, text));
-            *last = secret.end;
+            last = secret.end;
             changed = true;
-        };
-        match group {
-            None => {
-                for m in regex.find_iter(s) {
-                    consider(m.range(), m.range(), &mut out, &mut last);
-                }
-            }
-            Some(g) => {
-                for caps in regex.captures_iter(s) {
-                    let (Some(whole), Some(secret)) = (caps.get(0), caps.get(g)) else {
-                        continue;
-                    };
-                    consider(whole.range(), secret.range(), &mut out, &mut last);
-                }
-            }
         }
         if !changed {
             return None;
@@ -255,6 +317,13 @@ impl Shapes<'_> {
         out.push_str(&s[last..]);
         Some(out)
     }
+}
+
+/// The char boundary after `at` (or one past the end, which stops the search).
+fn next_boundary(s: &str, at: usize) -> usize {
+    s.get(at..)
+        .and_then(|rest| rest.chars().next())
+        .map_or(s.len() + 1, |c| at + c.len_utf8())
 }
 
 #[cfg(test)]
@@ -344,6 +413,40 @@ mod tests {
             "bearer abcdefghijkl",
         ] {
             assert_eq!(redact(s), s, "{s}");
+        }
+    }
+
+    #[test]
+    fn jwt_segment_caps_match_the_counted_pattern() {
+        // The reference's counted pattern, compiled for the comparison only.
+        let counted = Regex::new(
+            r"(?-u:\b)eyJ[A-Za-z0-9_-]{4,1024}\.[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,1024}",
+        )
+        .unwrap();
+        let seg = |n: usize| "a".repeat(n);
+        let cases = [
+            format!("x eyJ{}.{}.{} y", seg(4), seg(4), seg(0)),
+            format!("eyJ{}.{}.{}", seg(1024), seg(8192), seg(1024)),
+            format!("eyJ{}.{}.{}", seg(1025), seg(10), seg(10)),
+            format!("eyJ{}.{}.{}", seg(10), seg(8193), seg(10)),
+            format!("eyJ{}.{}.{}!", seg(10), seg(10), seg(3000)),
+            format!("eyJ{}-eyJ{}.{}.{}", seg(1100), seg(10), seg(10), seg(5)),
+            format!("eyJ{}.{}", seg(10), seg(10)),
+            format!("eyJabc.{}.x eyJ{}.{}.{}", seg(10), seg(5), seg(5), seg(5)),
+        ];
+        for case in cases {
+            let expected: String = {
+                let mut out = String::new();
+                let mut last = 0;
+                for m in counted.find_iter(&case) {
+                    out.push_str(&case[last..m.start()]);
+                    out.push_str(&placeholder("jwt", m.as_str()));
+                    last = m.end();
+                }
+                out.push_str(&case[last..]);
+                out
+            };
+            assert_eq!(redact(&case), expected, "{}", &case[..case.len().min(40)]);
         }
     }
 

@@ -50,6 +50,24 @@ pub fn send_signal(pid: u32, signal: Signal) {
     }
 }
 
+/// Lowers the calling thread to the idle scheduling class (Linux `SCHED_IDLE`): it then runs
+/// only on CPU time nothing else wants. Best effort; elsewhere, or when refused, nothing happens.
+pub fn make_current_thread_idle() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        #[expect(
+            unsafe_code,
+            reason = "sched_setscheduler(2) has no safe wrapper in std; it reads one plain struct we own"
+        )]
+        // SAFETY: `param` is a valid, initialised sched_param that outlives the call; pid 0
+        // names the calling thread and no other memory is touched.
+        unsafe {
+            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+        }
+    }
+}
+
 /// The exit code a recorder reports for its server's exit status: the code, or 128 + the
 /// signal number when the server was killed by a signal the recorder did not forward.
 pub fn exit_code(status: std::process::ExitStatus, forwarded: &[Signal]) -> u8 {
