@@ -12,6 +12,7 @@ mod header;
 mod object;
 mod read_ahead;
 mod reader;
+pub mod volatile;
 mod writer;
 
 use std::fmt;

@@ -32,6 +32,7 @@ use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Level;
+use crate::cassette::volatile::Declaration;
 use crate::cassette::{
     CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport, for_each_entry,
 };
@@ -347,85 +348,12 @@ fn header_field_warnings(header: &Header) -> Vec<HeaderFinding> {
     out
 }
 
-/// Checks one volatile declaration the way replay parses it (spec §4.3), returning replay's
-/// refusal message. (Kept here until the replay engine's own parser lands; the two must agree.)
+/// Checks one volatile declaration as replay parses it (spec §4.3), returning replay's
+/// refusal message.
 pub fn validate_volatile(decl: &str) -> Result<(), String> {
-    let reject = |why: String| {
-        Err(format!(
-            "mcp-cassette: {why}: \"{decl}\". A volatile declaration is a JSON Pointer into the request params (/arguments/requestedAt), optionally scoped to one method (tools/call:/arguments/requestedAt); it comes from replay --volatile or the cassette header's \"volatile\" list"
-        ))
-    };
-    if decl.is_empty() {
-        return reject("the declaration names no field".to_owned());
-    }
-    let (method, pointer) = if decl.starts_with('/') {
-        (None, decl)
-    } else {
-        let Some((method, pointer)) = decl.split_once(':') else {
-            return reject("neither a JSON Pointer nor a method-scoped one".to_owned());
-        };
-        if method.is_empty() {
-            return reject("the method scope is empty".to_owned());
-        }
-        if pointer.is_empty() {
-            return reject(format!(
-                "the declaration names no field, only the method \"{method}\""
-            ));
-        }
-        if !pointer.starts_with('/') {
-            return reject(format!(
-                "the pointer after \"{method}:\" does not start with \"/\""
-            ));
-        }
-        (Some(method), pointer)
-    };
-    let first = pointer[1..]
-        .split('/')
-        .next()
-        .unwrap_or("")
-        .replace("~1", "/")
-        .replace("~0", "~");
-    const ENGINE_READ: [(Option<&str>, &str, &str); 4] = [
-        (
-            None,
-            "inputResponses",
-            "replay matches on /inputResponses to tell a retry from the call it retried, on every method, so dropping it would answer a retry with the recording of the call it retried",
-        ),
-        (
-            None,
-            "requestState",
-            "replay matches on /requestState to tell a retry from the call it retried, on every method, so dropping it would answer a retry carrying no /inputResponses with the recording of the plain call",
-        ),
-        (
-            Some("tools/call"),
-            "name",
-            "replay matches a tools/call on /name, so dropping it would answer a call with another tool's recording",
-        ),
-        (
-            Some("tasks/get"),
-            "taskId",
-            "replay matches a tasks/get on /taskId, so dropping it would pool every task's polls together and serve one task's final state for another",
-        ),
-    ];
-    for (rule_method, key, refusal) in ENGINE_READ {
-        if key != first {
-            continue;
-        }
-        if let (Some(rm), Some(m)) = (rule_method, method) {
-            if rm != m {
-                continue;
-            }
-        }
-        let scope = if rule_method.is_some() {
-            ". Scope the declaration to a method that does not match on it"
-        } else {
-            ""
-        };
-        return Err(format!(
-            "mcp-cassette: cannot declare \"{decl}\" volatile: {refusal}{scope}"
-        ));
-    }
-    Ok(())
+    Declaration::parse(decl)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Lints a whole cassette from a reader, one entry at a time. `on_warning` receives the

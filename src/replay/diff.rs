@@ -29,20 +29,6 @@ pub fn escape_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-/// Splits a JSON Pointer into unescaped segments; `None` when it does not start with `/` (the empty
-/// pointer, the whole document, has no segments).
-pub fn split_pointer(pointer: &str) -> Option<Vec<String>> {
-    if pointer.is_empty() {
-        return Some(Vec::new());
-    }
-    let rest = pointer.strip_prefix('/')?;
-    Some(
-        rest.split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
-            .collect(),
-    )
-}
-
 /// Every path where `recorded` and `live` differ, objects by sorted key, arrays by position.
 pub fn diff_values(recorded: &Value, live: &Value) -> Vec<DiffEntry> {
     let mut out = Vec::new();
@@ -244,6 +230,7 @@ fn array_index(segment: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::volatile::split_pointer;
     use serde_json::json;
 
     fn paths(a: Value, b: Value) -> Vec<String> {

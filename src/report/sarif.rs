@@ -44,50 +44,6 @@ pub const INFORMATION_URI: &str = "https://mcpcassette.dev";
 /// The stderr warning printed when no file could anchor the results.
 pub const NO_ANCHOR_WARNING: &str = "mcp-cassette check: no file to anchor SARIF findings to, so this document carries\n  no physicalLocation. GitHub code scanning REJECTS such results with \"expected a\n  physical location\" and creates no alerts, though the upload itself reports success.\n  Fix: commit a contract snapshot (mcp-cassette snapshot), or pass\n  --sarif-location <file> naming a file in the repository.\n";
 
-/// The structural (`CAS-C`) rules: id, short description, help.
-const CONTRACT_RULES: [(&str, &str, &str); 8] = [
-    (
-        "CAS-C001",
-        "duplicate tool name",
-        "Two or more tools share one name. A client calls a tool by name, so only one of them can ever be reached, and which one depends on the client.",
-    ),
-    (
-        "CAS-C002",
-        "tool name outside the recommended charset or length",
-        "The tool name uses characters outside [a-zA-Z0-9_.-] or is longer than 128 characters. Some clients and models refuse or mangle such names.",
-    ),
-    (
-        "CAS-C003",
-        "missing description",
-        "The tool has no description, or only whitespace. Models choose tools by their descriptions, so an undescribed tool is picked at random or never.",
-    ),
-    (
-        "CAS-C004",
-        "missing inputSchema",
-        "The tool declares no inputSchema, which the MCP specification requires; a client cannot validate or even shape its arguments.",
-    ),
-    (
-        "CAS-C005",
-        "inputSchema is not valid JSON Schema",
-        "The tool's inputSchema does not compile as JSON Schema, so every client that validates arguments fails on this tool.",
-    ),
-    (
-        "CAS-C006",
-        "advertised capability failed to list",
-        "The server advertises the resources capability but resources/list failed.",
-    ),
-    (
-        "CAS-C007",
-        "advertised capability failed to list",
-        "The server advertises the prompts capability but prompts/list failed.",
-    ),
-    (
-        "CAS-C008",
-        "invalid x-mcp-header declaration",
-        "A property of the tool's inputSchema declares an x-mcp-header that breaks the 2026-07-28 header-parameter rules, so a Streamable HTTP client of that revision must refuse the tool whatever transport serves it.",
-    ),
-];
-
 /// One finding as `check` reports it.
 #[derive(Debug, Clone, Copy)]
 pub struct Finding<'a> {
@@ -292,15 +248,20 @@ fn describe_rule(id: &str) -> Value {
             "properties": {"tags": tags},
         });
     }
-    let (short, help) = CONTRACT_RULES
-        .iter()
-        .find(|(rid, _, _)| *rid == id)
-        .map_or((id, id), |(_, s, h)| (*s, *h));
+    let Some(rule) = crate::inspect::rules::rule(id) else {
+        return json!({
+            "id": id,
+            "name": id,
+            "shortDescription": {"text": id},
+            "helpUri": HELP_URI,
+            "properties": {"tags": ["contract"]},
+        });
+    };
     json!({
         "id": id,
         "name": id,
-        "shortDescription": {"text": short},
-        "help": {"text": help},
+        "shortDescription": {"text": rule.title},
+        "help": {"text": plain(rule.doc), "markdown": rule.doc},
         "helpUri": HELP_URI,
         "properties": {"tags": ["contract"]},
     })
@@ -318,10 +279,11 @@ fn fired_rules(findings: &[Finding<'_>]) -> Vec<Value> {
         }
         seen
     };
-    let known = crate::lint::catalogue()
-        .iter()
-        .map(|d| d.id)
-        .chain(CONTRACT_RULES.iter().map(|(id, _, _)| *id));
+    let known = crate::lint::catalogue().iter().map(|d| d.id).chain(
+        crate::inspect::rules::catalogue()
+            .iter()
+            .map(|rule| rule.id),
+    );
     let mut ordered: Vec<&str> = known.filter(|id| fired.contains(id)).collect();
     for id in &fired {
         if !ordered.contains(id) {
