@@ -114,10 +114,9 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let capture = Capture::new(rec.redactor.clone());
     let capture_thread = thread::spawn(move || {
-        // Capture must never take a CPU the forwarders, the client or the server could use:
-        // on a busy machine it trails behind (its queue is the buffer) instead of slowing the
-        // session down.
-        child::make_current_thread_idle();
+        // Capture should not take a CPU from the forwarders, the client or the server when
+        // they wake: it trails behind (its queue is the buffer) rather than delay a message.
+        child::make_current_thread_batch();
         capture_loop(rx, capture, sink)
     });
 
@@ -207,7 +206,7 @@ fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &
 
 /// How long the capture thread naps between batches while traffic flows. Bounds how far the
 /// transcript trails the wire (and how much the queue holds) during a burst.
-const CAPTURE_NAP: Duration = Duration::from_millis(2);
+const CAPTURE_NAP: Duration = Duration::from_millis(20);
 
 struct Captured {
     count: usize,

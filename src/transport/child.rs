@@ -50,9 +50,14 @@ pub fn send_signal(pid: u32, signal: Signal) {
     }
 }
 
-/// Lowers the calling thread to the idle scheduling class (Linux `SCHED_IDLE`): it then runs
-/// only on CPU time nothing else wants. Best effort; elsewhere, or when refused, nothing happens.
-pub fn make_current_thread_idle() {
+/// Marks the calling thread as background batch work (Linux `SCHED_BATCH`): it keeps its full
+/// share of the CPU, so it is never starved, but waking up it does not preempt a thread that is
+/// running. Best effort; elsewhere, or when refused, nothing happens.
+///
+/// Not `SCHED_IDLE`: that class gets almost no CPU while other work is runnable, and an
+/// unprivileged thread cannot leave it again, so on a busy CI machine the capture would fall
+/// ever further behind and the recording would end only when the machine went quiet.
+pub fn make_current_thread_batch() {
     #[cfg(target_os = "linux")]
     {
         let param = libc::sched_param { sched_priority: 0 };
@@ -63,7 +68,7 @@ pub fn make_current_thread_idle() {
         // SAFETY: `param` is a valid, initialised sched_param that outlives the call; pid 0
         // names the calling thread and no other memory is touched.
         unsafe {
-            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+            libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
         }
     }
 }
