@@ -345,12 +345,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The reference's fixtures live in `shared/`, beside the repository.
+    /// The reference's snapshots, vendored under tests/fixtures/reference.
     fn fixture(name: &str) -> Option<String> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/reference-0.4")
+            .join("tests/fixtures/reference/reference-0.4")
             .join(name);
-        std::fs::read_to_string(path).ok()
+        Some(std::fs::read_to_string(path).expect("the reference fixture is present"))
     }
 
     #[test]

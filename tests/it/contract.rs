@@ -13,12 +13,15 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-cassette")
 }
 
-/// The reference's files, in `shared/` beside the repository.
+/// The reference's files, vendored under `tests/fixtures/reference` (`rel` starts with
+/// `fixtures/`). Always present: a missing one fails the test rather than skipping it.
 fn shared(rel: &str) -> Option<PathBuf> {
+    let rel = rel.strip_prefix("fixtures/").unwrap_or(rel);
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
+        .join("tests/fixtures/reference")
         .join(rel);
-    p.is_file().then_some(p)
+    assert!(p.is_file(), "reference fixture missing: {}", p.display());
+    Some(p)
 }
 
 /// `--stdio` string for a fixture server mode (paths quoted: the tokenizer honours quotes).
@@ -327,10 +330,14 @@ fn pydantic_server() -> Option<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("interop/.venv/bin/python");
     if !python.is_file() {
-        eprintln!(
-            "skipping the Pydantic contract test: {} is absent (scripts/install-interop.sh creates it)",
+        // Same rule as the interop suite: absent packages fail the test unless skipping was
+        // asked for in so many words.
+        assert!(
+            std::env::var_os("MCP_CASSETTE_SKIP_INTEROP").is_some(),
+            "{} is absent: run scripts/install-interop.sh (or set MCP_CASSETTE_SKIP_INTEROP=1 to skip)",
             python.display()
         );
+        eprintln!("skipping the Pydantic contract test: MCP_CASSETTE_SKIP_INTEROP is set");
         return None;
     }
     let script = root.join("interop/python/pydantic_server.py");

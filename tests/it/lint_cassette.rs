@@ -16,8 +16,9 @@ fn lint(cwd: &Path, args: &[&str]) -> Output {
 }
 
 fn fixtures_dir() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    p.is_dir().then_some(p)
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
+    assert!(p.is_dir(), "reference fixtures missing: {}", p.display());
+    Some(p)
 }
 
 fn out(o: &Output) -> String {

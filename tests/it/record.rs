@@ -768,7 +768,7 @@ fn hostile_lines_are_forwarded_and_recorded_safely() {
 
 #[test]
 fn every_reference_fixture_reads() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
     let mut read = 0;
     for sub in ["reference-0.4", "reference-0.8", "corpus-0.4"] {
         for entry in std::fs::read_dir(root.join(sub)).expect("shared fixtures present") {

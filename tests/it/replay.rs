@@ -30,7 +30,7 @@ const FIXTURE_VARS: [&str; 8] = [
 ];
 
 fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference")
 }
 
 /// A running process spoken to line by line, every read bounded by [`TIMEOUT`].

@@ -33,12 +33,11 @@ fn tiny() -> String {
     format!("\"{}\" tiny", fixture_server().display())
 }
 
-/// Parses the document and validates it against the vendored schema (skipped, with a note,
-/// when `shared/` is absent).
+/// Parses the document and validates it against the vendored schema.
 fn valid_sarif(o: &Output) -> Value {
     let doc: Value = serde_json::from_slice(&o.stdout).expect("SARIF is JSON");
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sarif/sarif-schema-2.1.0.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sarif/sarif-schema-2.1.0.json");
     match std::fs::read_to_string(&schema_path) {
         Ok(text) => {
             let schema: Value = serde_json::from_str(&text).unwrap();
@@ -52,10 +51,7 @@ fn valid_sarif(o: &Output) -> Value {
                 .collect();
             assert!(errors.is_empty(), "SARIF invalid: {errors:#?}");
         }
-        Err(_) => eprintln!(
-            "skipping schema validation: {} not found",
-            schema_path.display()
-        ),
+        Err(e) => panic!("SARIF schema {}: {e}", schema_path.display()),
     }
     doc
 }
@@ -83,11 +79,10 @@ fn anchors(doc: &Value) -> Vec<(String, String, Option<u64>)> {
 fn anchored_to_the_tools_lines_in_the_snapshot() {
     let Some(evil) = Some(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/reference-0.4/tiny-server-evil.snapshot.json"),
+            .join("tests/fixtures/reference/reference-0.4/tiny-server-evil.snapshot.json"),
     )
     .filter(|p| p.is_file()) else {
-        eprintln!("skipping: shared fixtures not found");
-        return;
+        panic!("reference fixture tiny-server-evil.snapshot.json is missing");
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&evil, dir.path().join("mcp-contract.snapshot.json")).unwrap();

@@ -7,11 +7,11 @@ use serde_json::Value;
 
 use super::*;
 
-/// The vendored OASIS schema lives in `shared/`, beside the repository.
+/// The vendored OASIS schema (tests/fixtures/sarif).
 fn validator() -> Option<jsonschema::Validator> {
     let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/sarif/sarif-schema-2.1.0.json");
-    let text = std::fs::read_to_string(&path).ok()?;
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sarif/sarif-schema-2.1.0.json");
+    let text = std::fs::read_to_string(&path).expect("the vendored SARIF schema is present");
     let schema: Value = serde_json::from_str(&text).unwrap();
     Some(
         jsonschema::draft4::options()
@@ -171,11 +171,8 @@ fn document_shape_levels_and_tags() {
 #[test]
 fn snapshot_anchor_lines() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures/reference-0.4/tiny-server-evil.snapshot.json");
-    let Ok(text) = std::fs::read(&path) else {
-        eprintln!("skipping: shared fixture not found");
-        return;
-    };
+        .join("tests/fixtures/reference/reference-0.4/tiny-server-evil.snapshot.json");
+    let text = std::fs::read(&path).expect("the reference fixture is present");
     let anchor = Anchor::new("mcp-contract.snapshot.json".into(), &text);
     assert!(anchor.is_snapshot());
     let findings = [
