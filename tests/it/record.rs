@@ -374,24 +374,22 @@ fn usage_refusals() {
     assert!(!dir.path().join("x.jsonl").exists());
 }
 
+/// `record --mode <mode> -o <out>` of a server command that does not exist.
+fn record_missing_server(out: &std::path::Path, mode: &str) -> std::process::Output {
+    Command::new(bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--mode", mode, "--"])
+        .arg("/nonexistent/server")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_server_that_cannot_start_leaves_nothing() {
     let dir = tmp();
     let out = dir.path().join("never.jsonl");
     for mode in ["once", "all", "append"] {
-        let o = Command::new(bin())
-            .args([
-                "record",
-                "-o",
-                out.to_str().unwrap(),
-                "--mode",
-                mode,
-                "--",
-                "/nonexistent/server",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let o = record_missing_server(&out, mode);
         assert_eq!(o.status.code(), Some(1));
         assert!(
             String::from_utf8_lossy(&o.stderr)
@@ -413,19 +411,7 @@ fn a_server_that_cannot_start_leaves_nothing() {
     );
     let before = std::fs::read(&out).unwrap();
     for mode in ["all", "append"] {
-        let o = Command::new(bin())
-            .args([
-                "record",
-                "-o",
-                out.to_str().unwrap(),
-                "--mode",
-                mode,
-                "--",
-                "/nonexistent/server",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let o = record_missing_server(&out, mode);
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(std::fs::read(&out).unwrap(), before, "{mode}");
     }
