@@ -238,9 +238,10 @@ struct ServerItem {
     rec: Option<Recorded>,
     kind: FrameKind,
     ack: bool,
-    /// The id of a response, as `String(id)`; the tag of a tagged frame.
-    id: Option<String>,
-    tag: Option<String>,
+    /// The id of a response, as `String(id)`; the tag of a tagged frame. Boxed: one of these
+    /// is kept per recorded server frame, and every byte of it counts on a large cassette.
+    id: Option<Box<str>>,
+    tag: Option<Box<str>>,
     stream: Option<usize>,
 }
 
@@ -253,8 +254,11 @@ impl ServerItem {
             within,
             kind: rec.kind(),
             ack: rec.is_ack(),
-            id: frame.id().filter(|id| **id != Id::Null).map(id_key),
-            tag: rec.spans().tag().map(|(_, id)| id_key(id)),
+            id: frame
+                .id()
+                .filter(|id| **id != Id::Null)
+                .map(|id| id_key(id).into()),
+            tag: rec.spans().tag().map(|(_, id)| id_key(id).into()),
             rec: Some(rec),
             stream,
         }
@@ -386,6 +390,11 @@ impl Index {
             }
         }
         warnings.extend(facts.contradictions(&header));
+        // The lists grew by doubling; what follows allocates the index beside them, so give the
+        // slack back first (a large cassette's peak memory is set here).
+        servers.shrink_to_fit();
+        requests.shrink_to_fit();
+        order.shrink_to_fit();
 
         // Pair answers with requests, in file order, oldest waiting request first.
         let mut replies: Vec<Option<Reply>> = vec![None; requests.len()];
@@ -399,7 +408,7 @@ impl Index {
                 InOrder::Request(r) => {
                     let key = requests[r].key.clone();
                     if !requests[r].listen {
-                        if let Some(s) = early.get_mut(&key).and_then(VecDeque::pop_front) {
+                        if let Some(s) = pop_early(&mut early, &key) {
                             replies[r] = Some(Reply::Frame(s));
                             continue;
                         }
@@ -411,7 +420,7 @@ impl Index {
                     if !item.is_response() {
                         continue;
                     }
-                    let Some(key) = item.id.clone() else {
+                    let Some(key) = item.id.as_deref().map(String::from) else {
                         continue;
                     };
                     // A listen's graceful closure tags its result with the listen id; anything
@@ -503,7 +512,7 @@ impl Index {
                     listen_reqs
                         .iter()
                         .copied()
-                        .find(|r| !acked.contains(r) && requests[*r].key == *key)
+                        .find(|r| !acked.contains(r) && *requests[*r].key == **key)
                 });
                 let found =
                     by_tag.or_else(|| listen_reqs.iter().copied().find(|r| !acked.contains(r)));
@@ -889,7 +898,23 @@ fn take_waiting(
         .iter()
         .position(|&r| requests[r].listen == listen_first)
         .or(if queue.is_empty() { None } else { Some(0) })?;
-    queue.remove(at)
+    let taken = queue.remove(at);
+    if queue.is_empty() {
+        // Ids are mostly unique: keeping an empty queue per answered id would make this map as
+        // large as the recording (5 MB for 50,000 calls) instead of as large as what is in flight.
+        waiting.remove(key);
+    }
+    taken
+}
+
+/// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
+fn pop_early(early: &mut HashMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
+    let queue = early.get_mut(key)?;
+    let first = queue.pop_front();
+    if queue.is_empty() {
+        early.remove(key);
+    }
+    first
 }
 
 /// `String(id)`, without the float formatting for the plain integers nearly every id is.
