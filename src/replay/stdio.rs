@@ -49,7 +49,7 @@ pub fn read_bounded(
             break;
         }
         any = true;
-        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
