@@ -218,6 +218,27 @@ pub enum IndexError {
 /// that only ever moves a request just ahead of its own answer.
 type WireKey = (u64, usize, i64, i8);
 
+/// A frame on the timeline: a recorded request or a server frame, by its index in its list.
+#[derive(Debug, Clone, Copy)]
+struct Timed(usize);
+
+impl Timed {
+    const REQUEST: usize = 1 << (usize::BITS - 1);
+
+    fn request(i: usize) -> Timed {
+        Timed(i | Timed::REQUEST)
+    }
+
+    fn server(i: usize) -> Timed {
+        Timed(i)
+    }
+
+    /// Whether it is a request, and its index.
+    fn split(self) -> (bool, usize) {
+        (self.0 & Timed::REQUEST != 0, self.0 & !Timed::REQUEST)
+    }
+}
+
 /// A recorded request, reduced while reading to what the index keeps: its text is not.
 struct RequestItem {
     t: u64,
@@ -480,12 +501,21 @@ impl Index {
                 }
             }
         }
+        // Every frame in wire order, as one tagged index each (8 bytes a frame: on a large
+        // cassette this list is as long as the file), sorted by the keys it points at.
         let build_timeline = |request_key: &[WireKey]| {
-            let mut timeline: Vec<(WireKey, bool, usize)> =
-                Vec::with_capacity(requests.len() + servers.len());
-            timeline.extend(request_key.iter().enumerate().map(|(i, k)| (*k, true, i)));
-            timeline.extend((0..servers.len()).map(|i| (server_key(i), false, i)));
-            timeline.sort_unstable_by_key(|&(k, is_req, i)| (k, !is_req, i));
+            let mut timeline: Vec<Timed> = Vec::with_capacity(requests.len() + servers.len());
+            timeline.extend((0..request_key.len()).map(Timed::request));
+            timeline.extend((0..servers.len()).map(Timed::server));
+            timeline.sort_unstable_by_key(|t| {
+                let (is_req, i) = t.split();
+                let key = if is_req {
+                    request_key[i]
+                } else {
+                    server_key(i)
+                };
+                (key, !is_req, i)
+            });
             timeline
         };
         let mut timeline = build_timeline(&request_key);
@@ -497,11 +527,11 @@ impl Index {
         let mut ack_of: HashMap<usize, usize> = HashMap::new(); // server item -> request
         let mut acked: HashSet<usize> = HashSet::new();
         if !listen_reqs.is_empty() {
-            for &(_, is_req, i) in &timeline {
-                let item = &servers[i];
-                if is_req || !item.ack {
+            for (is_req, i) in timeline.iter().map(|t| t.split()) {
+                if is_req || !servers[i].ack {
                     continue;
                 }
+                let item = &servers[i];
                 if item
                     .stream
                     .is_some_and(|st| !listen_streams.contains(&st) && Some(st) != standalone)
@@ -550,7 +580,7 @@ impl Index {
             }
         }
         let mut events = Vec::with_capacity(timeline.len());
-        for &(_, is_req, i) in &timeline {
+        for (is_req, i) in timeline.iter().map(|t| t.split()) {
             if is_req {
                 let answered = replies[i].is_some() || acked.contains(&i);
                 events.push(Event::Sent {

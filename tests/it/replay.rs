@@ -1410,3 +1410,34 @@ fn params_too_deep_to_read_are_refused_and_serving_goes_on() {
         stderr_of(&out)
     );
 }
+
+#[test]
+fn a_listen_with_no_server_frame_at_all_is_a_miss_not_a_crash() {
+    // More recorded requests than server frames, one of them a listen: indexing used to look
+    // a request's position up among the server frames and panic.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("listen-only.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"type\":\"header\",\"cassetteVersion\":2,\"recorder\":\"test\",\"startedAt\":\"2026-12-02T00:00:00.000Z\",\"transport\":\"stdio\",\"era\":\"modern\"}\n",
+            "{\"type\":\"frame\",\"t\":1,\"dir\":\"c2s\",\"frame\":{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"subscriptions/listen\",\"params\":{}}}\n",
+            "{\"type\":\"frame\",\"t\":2,\"dir\":\"c2s\",\"frame\":{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}}\n",
+        ),
+    )
+    .unwrap();
+    let out = run(
+        &["replay", path.to_str().unwrap()],
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let answers = stdout_messages(&out);
+    assert_eq!(answers.len(), 1);
+    assert_eq!(answers[0]["id"], 7);
+    assert_eq!(answers[0]["error"]["code"], -32601);
+    assert!(
+        stderr_of(&out).contains("the recording holds no response for it"),
+        "{}",
+        stderr_of(&out)
+    );
+}
