@@ -617,6 +617,10 @@ impl Index {
         }
         drop((timeline, stream_end, frame_reply, request_key));
         let schedule = Schedule::build(events, |i| servers[i].rec.take());
+        // From here on only each server frame's recording is needed: keep 48 bytes a frame,
+        // not the whole item, while the pairs are built beside it.
+        let mut recs: Vec<Option<Recorded>> = servers.into_iter().map(|item| item.rec).collect();
+        recs.shrink_to_fit();
 
         // Pools, in file order.
         let Interner { fps, texts } = interner;
@@ -638,6 +642,10 @@ impl Index {
             warnings,
             highest_live,
         };
+        // Every request lands in `corpus` or `unanswered`, most of them with a pair: sized once
+        // rather than grown by doubling.
+        index.pairs.reserve_exact(requests.len());
+        index.corpus.reserve_exact(requests.len());
         let mut acks: HashMap<usize, usize> = ack_of.into_iter().map(|(s, r)| (r, s)).collect();
         let mut pair_fps: Vec<u32> = Vec::new();
         let mut listen_fps: Vec<u32> = Vec::new();
@@ -659,7 +667,7 @@ impl Index {
                 listen_fps.push(fp as u32);
                 index.listens.push(Listen {
                     key,
-                    ack: acks.remove(&r).and_then(|s| servers[s].rec.take()),
+                    ack: acks.remove(&r).and_then(|s| recs[s].take()),
                     fp,
                     anchor: r,
                 });
@@ -667,12 +675,12 @@ impl Index {
                 continue;
             }
             let answer = match replies[r] {
-                Some(Reply::Frame(s)) => servers[s].rec.take().map(Answer::Frame),
+                Some(Reply::Frame(s)) => recs[s].take().map(Answer::Frame),
                 Some(Reply::Stream(st)) => Some(Answer::Stream(
                     streams[st]
                         .frames
                         .iter()
-                        .filter_map(|&s| servers[s].rec.take())
+                        .filter_map(|&s| recs[s].take())
                         .collect(),
                 )),
                 None => None,
@@ -700,7 +708,7 @@ impl Index {
             pair_fps.push(fp as u32);
             index.corpus.push(corpus);
         }
-        drop(servers);
+        drop(recs);
         index.pool = group(
             &pair_fps,
             index.fp_info.len(),
@@ -715,6 +723,8 @@ impl Index {
         );
         index.read_task_polls(&task_ids);
         index.fps.shrink_to_fit();
+        index.pairs.shrink_to_fit();
+        index.corpus.shrink_to_fit();
         Ok(index)
     }
 
