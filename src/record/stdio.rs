@@ -9,7 +9,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -113,25 +114,46 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     let clock = Instant::now();
     let (tx, rx) = mpsc::channel::<Msg>();
     let capture = Capture::new(rec.redactor.clone());
+    let backlog = Arc::new(Backlog::default());
+    let capture_backlog = Arc::clone(&backlog);
     let capture_thread = thread::spawn(move || {
+        let _closed = BacklogClosed(&capture_backlog);
         // Capture should not take a CPU from the forwarders, the client or the server when
         // they wake: it trails behind (its queue is the buffer) rather than delay a message.
         child::make_current_thread_batch();
-        capture_loop(rx, capture, sink)
+        capture_loop(rx, capture, sink, &capture_backlog)
     });
 
     // Client → server. Not joined: a client that never closes stdin must not keep us alive
     // after the server is gone.
     {
         let tx = tx.clone();
-        thread::spawn(move || pump(io::stdin().lock(), server_in, Dir::C2s, clock, &tx));
+        let backlog = Arc::clone(&backlog);
+        thread::spawn(move || {
+            pump(
+                io::stdin().lock(),
+                server_in,
+                Dir::C2s,
+                clock,
+                &tx,
+                &backlog,
+            );
+        });
     }
     // Server → client.
     let (out_done_tx, out_done_rx) = mpsc::channel::<()>();
     {
         let tx = tx.clone();
+        let backlog = Arc::clone(&backlog);
         thread::spawn(move || {
-            pump(server_out, io::stdout().lock(), Dir::S2c, clock, &tx);
+            pump(
+                server_out,
+                io::stdout().lock(),
+                Dir::S2c,
+                clock,
+                &tx,
+                &backlog,
+            );
             let _ = out_done_tx.send(());
         });
     }
@@ -178,7 +200,37 @@ fn target_path(target: &Target) -> String {
     }
 }
 
-fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &mpsc::Sender<Msg>) {
+/// Bytes handed to the capture thread and not yet taken in. Forwarding never waits for capture
+/// while this stays under [`CAPTURE_BUDGET`]; above it (a flood the disk or the redactor cannot
+/// keep up with) the forwarders pause, so the recorder's memory stays bounded whatever the
+/// session.
+#[derive(Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    /// The capture thread has ended: nobody will take the backlog in any more.
+    closed: AtomicBool,
+}
+
+/// Marks the backlog closed when the capture thread ends, however it ends.
+struct BacklogClosed<'a>(&'a Backlog);
+
+impl Drop for BacklogClosed<'_> {
+    fn drop(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+}
+
+/// Capture backlog above which the forwarders wait for the capture thread.
+const CAPTURE_BUDGET: usize = 4 * 1024 * 1024;
+
+fn pump(
+    mut from: impl Read,
+    mut to: impl Write,
+    dir: Dir,
+    clock: Instant,
+    tx: &mpsc::Sender<Msg>,
+    backlog: &Backlog,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut forwarding = true;
     loop {
@@ -191,8 +243,14 @@ fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, tx: &
         let t = clock.elapsed().as_millis() as u64;
         // Queue the copy before forwarding: an answer can only be read after its request was
         // forwarded, so the transcript always holds a request ahead of the answer it caused.
+        backlog.bytes.fetch_add(n, Ordering::AcqRel);
         if tx.send(Msg::Data(dir, t, buf[..n].to_vec())).is_err() {
             break;
+        }
+        while backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
+            && !backlog.closed.load(Ordering::Acquire)
+        {
+            thread::sleep(Duration::from_millis(1));
         }
         if forwarding && (to.write_all(&buf[..n]).is_err() || to.flush().is_err()) {
             // The other side is gone; keep reading so the transcript stays whole and the
@@ -220,6 +278,7 @@ fn capture_loop(
     rx: mpsc::Receiver<Msg>,
     mut capture: Capture,
     mut sink: Sink,
+    backlog: &Backlog,
 ) -> io::Result<Captured> {
     let mut c2s = LineSplitter::new(MAX_CAPTURE_LINE);
     let mut s2c = LineSplitter::new(MAX_CAPTURE_LINE);
@@ -235,6 +294,7 @@ fn capture_loop(
                 last_t[slot(dir)] = t;
                 let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
                 splitter.push(&bytes, |piece| entries.extend(capture.piece(t, dir, piece)));
+                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
                 false
             }
             Msg::Eof(dir) => {

@@ -783,3 +783,51 @@ fn every_reference_fixture_reads() {
     }
     assert!(read >= 10, "read {read} fixtures");
 }
+
+#[test]
+fn a_flood_is_recorded_whole_while_capture_holds_the_forwarders_back() {
+    // About 12 MB each way, fed at once: well over the capture backlog budget, so the
+    // forwarders pause for the capture thread (that is what bounds the recorder's memory) and
+    // every message must still arrive and be written, in order.
+    let count: u64 = 100_000;
+    let mut input = String::new();
+    for i in 0..count {
+        input.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"echo\",\"arguments\":{{\"message\":\"flood-{i}-{}\"}}}}}}\n",
+            "x".repeat(60)
+        ));
+    }
+    let dir = tmp();
+    let out = dir.path().join("flood.jsonl");
+    let o = record(
+        &["-o", out.to_str().unwrap()],
+        &["echo-bench"],
+        &[],
+        input.as_bytes(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count() as u64,
+        count
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len() as u64, 1 + 2 * count);
+    // Requests in order, each ahead of its answer.
+    let mut next: u64 = 0;
+    for line in &lines[1..] {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        if entry["dir"] == "c2s" {
+            assert_eq!(entry["frame"]["id"], next);
+            next += 1;
+        } else {
+            assert!(entry["frame"]["id"].as_u64().unwrap() < next);
+        }
+    }
+    assert_eq!(next, count);
+}
