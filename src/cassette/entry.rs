@@ -96,14 +96,11 @@ impl Entry {
         let (dir, kind) = match kind_name.as_ref() {
             "frame" => {
                 let d = dir()?;
-                let raw = object
-                    .get("frame")
-                    .ok_or_else(|| at.bad_field("frame", "is missing"))?;
-                let frame = match object.shared_member("frame") {
-                    Some((source, span)) => Frame::from_valid_span(source, span),
-                    None => Frame::from_valid_json(raw),
+                if object.get("frame").is_none() {
+                    return Err(at.bad_field("frame", "is missing"));
                 }
-                .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
+                let frame = frame_member(&object, "frame")
+                    .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
                 (Some(d), EntryKind::Frame(frame))
             }
             "raw" => {
@@ -148,12 +145,9 @@ impl Entry {
                     let t = chunk.get("t").and_then(offset).ok_or_else(|| {
                         at.bad_field(&format!("{field}.t"), "must be a number of milliseconds")
                     })?;
-                    let frame = chunk
-                        .get("frame")
-                        .and_then(Frame::from_valid_json)
-                        .ok_or_else(|| {
-                            at.bad_field(&format!("{field}.frame"), "must be a JSON-RPC 2.0 object")
-                        })?;
+                    let frame = frame_member(&chunk, "frame").ok_or_else(|| {
+                        at.bad_field(&format!("{field}.frame"), "must be a JSON-RPC 2.0 object")
+                    })?;
                     chunks.push(Chunk { t, frame });
                 }
                 (
@@ -256,6 +250,15 @@ impl Entry {
     /// Writes the entry line (without its newline), as [`Entry::to_line`] returns it.
     pub fn write_line<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
         self.object.write_json(out)
+    }
+}
+
+/// The frame held by member `key` of an object the reader validated, sharing the object's text
+/// when the member is still as read (no copy), else parsed from the member's own text.
+fn frame_member(object: &RawObject, key: &str) -> Option<Frame> {
+    match object.shared_member(key) {
+        Some((source, span)) => Frame::from_valid_span(source, span),
+        None => object.get(key).and_then(Frame::from_valid_json),
     }
 }
 
