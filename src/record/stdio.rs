@@ -114,8 +114,11 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     let clock = Instant::now();
     let (tx, rx) = mpsc::channel::<Msg>();
     let capture = Capture::new(rec.redactor.clone());
-    let backlog = Arc::new(Backlog::default());
-    let capture_backlog = Arc::clone(&backlog);
+    let queue = CaptureQueue {
+        tx,
+        backlog: Arc::new(Backlog::default()),
+    };
+    let capture_backlog = Arc::clone(&queue.backlog);
     let capture_thread = thread::spawn(move || {
         let _closed = BacklogClosed(&capture_backlog);
         // Capture should not take a CPU from the forwarders, the client or the server when
@@ -127,33 +130,15 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     // Client → server. Not joined: a client that never closes stdin must not keep us alive
     // after the server is gone.
     {
-        let tx = tx.clone();
-        let backlog = Arc::clone(&backlog);
-        thread::spawn(move || {
-            pump(
-                io::stdin().lock(),
-                server_in,
-                Dir::C2s,
-                clock,
-                &tx,
-                &backlog,
-            );
-        });
+        let queue = queue.clone();
+        thread::spawn(move || pump(io::stdin().lock(), server_in, Dir::C2s, clock, &queue));
     }
     // Server → client.
     let (out_done_tx, out_done_rx) = mpsc::channel::<()>();
     {
-        let tx = tx.clone();
-        let backlog = Arc::clone(&backlog);
+        let queue = queue.clone();
         thread::spawn(move || {
-            pump(
-                server_out,
-                io::stdout().lock(),
-                Dir::S2c,
-                clock,
-                &tx,
-                &backlog,
-            );
+            pump(server_out, io::stdout().lock(), Dir::S2c, clock, &queue);
             let _ = out_done_tx.send(());
         });
     }
@@ -162,7 +147,7 @@ pub fn run(rec: Recording) -> Result<Outcome, RecordError> {
     // The server is gone; give its stdout pipe a moment to drain (a grandchild may still hold
     // it open, and then we stop waiting).
     let _ = out_done_rx.recv_timeout(Duration::from_secs(2));
-    let _ = tx.send(Msg::Finish);
+    queue.send(Msg::Finish);
     let captured = capture_thread
         .join()
         .map_err(|_| RecordError::Runtime(io::Error::other("the capture thread failed")))?;
@@ -223,14 +208,35 @@ impl Drop for BacklogClosed<'_> {
 /// Capture backlog above which the forwarders wait for the capture thread.
 const CAPTURE_BUDGET: usize = 4 * 1024 * 1024;
 
-fn pump(
-    mut from: impl Read,
-    mut to: impl Write,
-    dir: Dir,
-    clock: Instant,
-    tx: &mpsc::Sender<Msg>,
-    backlog: &Backlog,
-) {
+/// The way to the capture thread, with the count of what is still waiting there.
+#[derive(Clone)]
+struct CaptureQueue {
+    tx: mpsc::Sender<Msg>,
+    backlog: Arc<Backlog>,
+}
+
+impl CaptureQueue {
+    /// Queues a message; `false` when the capture thread is gone.
+    fn send(&self, msg: Msg) -> bool {
+        self.tx.send(msg).is_ok()
+    }
+
+    /// Queues a copy of `bytes`, then waits while the backlog is over budget.
+    fn send_data(&self, dir: Dir, t: u64, bytes: &[u8]) -> bool {
+        self.backlog.bytes.fetch_add(bytes.len(), Ordering::AcqRel);
+        if !self.send(Msg::Data(dir, t, bytes.to_vec())) {
+            return false;
+        }
+        while self.backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
+            && !self.backlog.closed.load(Ordering::Acquire)
+        {
+            thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+}
+
+fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, clock: Instant, queue: &CaptureQueue) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut forwarding = true;
     loop {
@@ -243,14 +249,8 @@ fn pump(
         let t = clock.elapsed().as_millis() as u64;
         // Queue the copy before forwarding: an answer can only be read after its request was
         // forwarded, so the transcript always holds a request ahead of the answer it caused.
-        backlog.bytes.fetch_add(n, Ordering::AcqRel);
-        if tx.send(Msg::Data(dir, t, buf[..n].to_vec())).is_err() {
+        if !queue.send_data(dir, t, &buf[..n]) {
             break;
-        }
-        while backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
-            && !backlog.closed.load(Ordering::Acquire)
-        {
-            thread::sleep(Duration::from_millis(1));
         }
         if forwarding && (to.write_all(&buf[..n]).is_err() || to.flush().is_err()) {
             // The other side is gone; keep reading so the transcript stays whole and the
@@ -259,7 +259,7 @@ fn pump(
         }
     }
     drop(to);
-    let _ = tx.send(Msg::Eof(dir));
+    queue.send(Msg::Eof(dir));
 }
 
 /// How long the capture thread naps between batches while traffic flows. Bounds how far the
