@@ -56,6 +56,8 @@ impl Recorded {
     }
 
     pub fn from_frame(frame: &Frame) -> Recorded {
+        // A copy, not the frame's shared text: a frame read from a cassette shares its whole
+        // line, envelope included, and the index keeps every answer for the life of the replay.
         let text: Arc<str> = Arc::from(frame.text());
         let spans = find_spans(&text);
         Recorded {
