@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::canonical::{self, Node};
+use super::canonical::{self, Node, Scanner};
 use crate::protocol::canonical::js_number;
 
 /// Methods matched on their name alone: their params (client info, cursors) say nothing about
@@ -69,6 +69,100 @@ pub fn fingerprint_text(method: &str, params: Option<&str>) -> Option<String> {
         None => None,
     };
     Some(fingerprint_node(method, node.as_ref()))
+}
+
+/// Appends the fingerprint of a request to `out` straight from its params' text, as
+/// [`fingerprint_text`] would compute it, without building a tree: the hot path for requests sent
+/// in canonical shape (what SDK clients send). `false` when the text is not in that shape (see
+/// [`Scanner`]), and the caller computes it the slow way.
+pub fn fingerprint_into(method: &str, params: Option<&str>, out: &mut String) -> bool {
+    match params {
+        None => {
+            absent_params_into(method, out);
+            true
+        }
+        Some(text) => {
+            let mut scan = Scanner::new(text);
+            scan_params_into(method, &mut scan, out).is_some() && scan.at_end()
+        }
+    }
+}
+
+/// [`fingerprint_into`] over the params value `scan` is at, reading past it: the request's line
+/// is read once, fingerprint included. `None` leaves `scan` anywhere and `out` meaningless.
+pub fn scan_params_into(method: &str, scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
+    if scan.peek()? == b'n' {
+        scan.skip()?;
+        absent_params_into(method, out);
+        return Some(());
+    }
+    if METHOD_ONLY.contains(&method) {
+        out.push_str(method);
+        return scan.skip();
+    }
+    if method == TOOLS_CALL {
+        return tools_call_into(scan, out);
+    }
+    out.push_str(method);
+    out.push(SEP);
+    scan.copy_object_without(out, &["_meta", "cursor"])
+}
+
+fn absent_params_into(method: &str, out: &mut String) {
+    out.push_str(method);
+    if !METHOD_ONLY.contains(&method) {
+        out.push(SEP);
+        out.push_str("{}");
+    }
+}
+
+/// `tools/call` params with `name` (a plain string) before `arguments`, no MRTR fields.
+fn tools_call_into(scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
+    if !scan.eat(b'{') {
+        return None;
+    }
+    let (mut name, mut arguments) = (None, false);
+    if !scan.eat(b'}') {
+        loop {
+            let key = scan.plain_str()?;
+            if !scan.eat(b':') {
+                return None;
+            }
+            match key {
+                "name" if name.is_none() => name = Some(scan.plain_str()?),
+                "arguments" if !arguments => {
+                    arguments = true;
+                    out.push_str(TOOLS_CALL);
+                    out.push(SEP);
+                    out.push_str(name?);
+                    out.push(SEP);
+                    if scan.peek()? == b'n' {
+                        scan.skip()?;
+                        out.push_str("{}");
+                    } else {
+                        scan.copy(out)?;
+                    }
+                }
+                "name" | "arguments" => return None,
+                _ if MRTR_FIELDS.contains(&key) => return None,
+                _ => scan.skip()?,
+            }
+            if scan.eat(b'}') {
+                break;
+            }
+            if !scan.eat(b',') {
+                return None;
+            }
+        }
+    }
+    if !arguments {
+        out.push_str(TOOLS_CALL);
+        out.push(SEP);
+        out.push_str(name?);
+        out.push(SEP);
+        out.push_str("{}");
+    }
+    Some(())
 }
 
 /// The fingerprint over a borrowed tree of params already in matching shape.
@@ -272,7 +366,108 @@ mod tests {
         assert!(fingerprint_text("custom", Some("{")).is_none());
     }
 
+    /// The line-level fast path (`quick_request` fingerprinting on the way, or
+    /// `fingerprint_into` afterwards) either declines or agrees with the parsed path.
+    fn fast_agrees(method: &str, params: &str) -> bool {
+        let expected = fingerprint_text(method, Some(params)).unwrap();
+        let mut out = String::new();
+        let direct = fingerprint_into(method, Some(params), &mut out);
+        if direct {
+            assert_eq!(display(&out), display(&expected), "{method} {params}");
+        }
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":{},"params":{params}}}"#,
+            json!(method)
+        );
+        let mut fp = String::new();
+        let quick = crate::replay::wire::quick_request(&line, &mut fp, |_| true).unwrap();
+        assert_eq!(quick.params, Some(params).filter(|p| *p != "null"));
+        assert_eq!(quick.fingerprinted, direct, "{line}");
+        if quick.fingerprinted {
+            assert_eq!(display(&fp), display(&expected), "{line}");
+        }
+        direct
+    }
+
+    #[test]
+    fn fast_path_agrees_or_declines() {
+        for (method, params, fast) in [
+            (
+                "tools/call",
+                r#"{"name":"echo","arguments":{"a":1,"b":"x"}}"#,
+                true,
+            ),
+            (
+                "tools/call",
+                r#"{"_meta":{"progressToken":1.5},"name":"echo","arguments":{"a":1}}"#,
+                true,
+            ),
+            ("tools/call", r#"{"name":"echo"}"#, true),
+            ("tools/call", r#"{"name":"echo","arguments":null}"#, true),
+            (
+                "tools/call",
+                r#"{"arguments":{"a":1},"name":"echo"}"#,
+                false,
+            ),
+            (
+                "tools/call",
+                r#"{"name":"echo","arguments":{"b":1,"a":2}}"#,
+                false,
+            ),
+            (
+                "tools/call",
+                r#"{"name":"echo","arguments":{"a":1.5}}"#,
+                false,
+            ),
+            (
+                "tools/call",
+                r#"{"name":"e\u0063ho","arguments":{}}"#,
+                false,
+            ),
+            (
+                "tools/call",
+                r#"{"name":"echo","arguments":{},"requestState":"s"}"#,
+                false,
+            ),
+            (
+                "tools/call",
+                r#"{"name":"echo","name":"other","arguments":{}}"#,
+                false,
+            ),
+            ("tools/call", r#"{"name":7,"arguments":{}}"#, false),
+            ("tools/call", "null", true),
+            ("tools/list", r#"{"cursor":"abc"}"#, true),
+            (
+                "initialize",
+                r#"{"protocolVersion":"2025-06-18","capabilities":{"x":1.5}}"#,
+                true,
+            ),
+            (
+                "resources/read",
+                r#"{"uri":"file:///a","_meta":{"k":[1.5]},"cursor":"c"}"#,
+                true,
+            ),
+            ("resources/read", r#"{"uri":"file:///a","a":1}"#, false),
+            ("custom", "[1,2]", false),
+            ("custom", "5", false),
+        ] {
+            assert_eq!(fast_agrees(method, params), fast, "{method} {params}");
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn fast_path_on_any_arguments(v in proptest::collection::btree_map("[a-z_]{1,4}", proptest::prelude::any::<i32>(), 0..5), name in "[a-z/_-]{1,8}", meta_first in proptest::prelude::any::<bool>()) {
+            let args = Value::Object(v.into_iter().map(|(k, n)| (k, json!(n))).collect());
+            let params = if meta_first {
+                format!(r#"{{"_meta":{{"progressToken":"t"}},"name":{},"arguments":{args}}}"#, json!(name))
+            } else {
+                format!(r#"{{"name":{},"arguments":{args}}}"#, json!(name))
+            };
+            proptest::prop_assert!(fast_agrees("tools/call", &params));
+            proptest::prop_assert!(fast_agrees("resources/read", &args.to_string()));
+        }
+
         /// Key order, `_meta` and `1` versus `1.0` never change a fingerprint; the arguments do.
         #[test]
         fn fingerprint_invariants(

@@ -12,7 +12,7 @@
 //! costs about what the recorded frames weigh.
 
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,6 +25,7 @@ use super::fingerprint::{
 use super::schedule::{Event, Role, Schedule};
 use super::volatile::VolatileSet;
 use super::wire::{Spans, find_spans, params_text};
+use super::{LookupMap, LookupSet};
 use crate::cassette::{
     CassetteError, Dir, Entry, EntryKind, Header, Transport, unknown_entry_warning,
 };
@@ -184,14 +185,14 @@ pub struct CorpusEntry {
 pub struct Index {
     pub header: Header,
     pub pairs: Vec<Pair>,
-    pub fps: HashMap<Arc<str>, usize>,
+    pub fps: LookupMap<Arc<str>, usize>,
     /// Each fingerprint's text, by id.
     pub fp_text: Vec<Arc<str>>,
     pub fp_info: Vec<FpInfo>,
     pool: Vec<u32>,
     listen_pool: Vec<u32>,
     /// Non-retry answered requests per method, in recorded order (warn mode's borrowing pool).
-    pub by_method: HashMap<Arc<str>, Vec<u32>>,
+    pub by_method: LookupMap<Arc<str>, Vec<u32>>,
     pub listens: Vec<Listen>,
     /// Answered requests and listens, in file order.
     pub corpus: Vec<CorpusEntry>,
@@ -325,11 +326,11 @@ impl Index {
         let mut streams: Vec<StreamItem> = Vec::new();
         let mut order: Vec<InOrder> = Vec::new();
         let mut facts = HeaderFacts::default();
-        let mut warned_types: HashSet<String> = HashSet::new();
+        let mut warned_types: LookupSet<String> = LookupSet::default();
         let mut highest_live = 0u64;
-        let mut methods: HashMap<String, Arc<str>> = HashMap::new();
+        let mut methods: LookupMap<String, Arc<str>> = LookupMap::default();
         let mut interner = Interner::default();
-        let mut task_ids: HashMap<usize, String> = HashMap::new();
+        let mut task_ids: LookupMap<usize, String> = LookupMap::default();
 
         for (n, entry) in entries.into_iter().enumerate() {
             let entry = entry?;
@@ -421,11 +422,11 @@ impl Index {
 
         // Pair answers with requests, in file order, oldest waiting request first.
         let mut replies: Vec<Option<Reply>> = vec![None; requests.len()];
-        let mut closures: HashSet<usize> = HashSet::new();
-        let mut listen_streams: HashSet<usize> = HashSet::new();
+        let mut closures: LookupSet<usize> = LookupSet::default();
+        let mut listen_streams: LookupSet<usize> = LookupSet::default();
         let mut standalone: Option<usize> = None;
-        let mut waiting: HashMap<String, VecDeque<usize>> = HashMap::new();
-        let mut early: HashMap<String, VecDeque<usize>> = HashMap::new();
+        let mut waiting: LookupMap<String, VecDeque<usize>> = LookupMap::default();
+        let mut early: LookupMap<String, VecDeque<usize>> = LookupMap::default();
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
@@ -526,8 +527,8 @@ impl Index {
         let listen_reqs: Vec<usize> = (0..requests.len())
             .filter(|&r| requests[r].listen)
             .collect();
-        let mut ack_of: HashMap<usize, usize> = HashMap::new(); // server item -> request
-        let mut acked: HashSet<usize> = HashSet::new();
+        let mut ack_of: LookupMap<usize, usize> = LookupMap::default(); // server item -> request
+        let mut acked: LookupSet<usize> = LookupSet::default();
         if !listen_reqs.is_empty() {
             for (is_req, i) in timeline.iter().map(|t| t.split()) {
                 if is_req || !servers[i].ack {
@@ -568,8 +569,8 @@ impl Index {
         }
 
         // Roles and the schedule.
-        let mut stream_end: HashMap<usize, usize> = HashMap::new(); // stream -> request
-        let mut frame_reply: HashMap<usize, usize> = HashMap::new(); // server item -> request
+        let mut stream_end: LookupMap<usize, usize> = LookupMap::default(); // stream -> request
+        let mut frame_reply: LookupMap<usize, usize> = LookupMap::default(); // server item -> request
         for (r, reply) in replies.iter().enumerate() {
             match reply {
                 Some(Reply::Stream(st)) => {
@@ -635,7 +636,7 @@ impl Index {
             fp_text: texts,
             pool: Vec::new(),
             listen_pool: Vec::new(),
-            by_method: HashMap::new(),
+            by_method: LookupMap::default(),
             listens: Vec::new(),
             corpus: Vec::new(),
             unanswered: Vec::new(),
@@ -648,7 +649,7 @@ impl Index {
         // rather than grown by doubling.
         index.pairs.reserve_exact(requests.len());
         index.corpus.reserve_exact(requests.len());
-        let mut acks: HashMap<usize, usize> = ack_of.into_iter().map(|(s, r)| (r, s)).collect();
+        let mut acks: LookupMap<usize, usize> = ack_of.into_iter().map(|(s, r)| (r, s)).collect();
         let mut pair_fps: Vec<u32> = Vec::new();
         let mut listen_fps: Vec<u32> = Vec::new();
         for (r, item) in requests.into_iter().enumerate() {
@@ -755,7 +756,7 @@ impl Index {
     }
 
     /// Reads, for every `tasks/get` pool, where the recording left the task.
-    fn read_task_polls(&mut self, task_ids: &HashMap<usize, String>) {
+    fn read_task_polls(&mut self, task_ids: &LookupMap<usize, String>) {
         for (&fp, task_id) in task_ids {
             let pool = self.pool(fp);
             let (Some(&last), polls) = (pool.last(), pool.len()) else {
@@ -791,7 +792,7 @@ impl Index {
             .iter()
             .chain(&self.unanswered)
             .map(|c| c.method.to_string())
-            .collect::<HashSet<_>>()
+            .collect::<LookupSet<_>>()
             .into_iter()
             .collect();
         methods.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
@@ -802,7 +803,7 @@ impl Index {
 /// Fingerprint texts, each stored once and numbered in order of first sight.
 #[derive(Default)]
 struct Interner {
-    fps: HashMap<Arc<str>, usize>,
+    fps: LookupMap<Arc<str>, usize>,
     texts: Vec<Arc<str>>,
 }
 
@@ -930,7 +931,7 @@ impl FpInfo {
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
 fn take_waiting(
-    waiting: &mut HashMap<String, VecDeque<usize>>,
+    waiting: &mut LookupMap<String, VecDeque<usize>>,
     key: &str,
     requests: &[RequestItem],
     listen_first: bool,
@@ -950,7 +951,7 @@ fn take_waiting(
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut HashMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
+fn pop_early(early: &mut LookupMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {

@@ -13,8 +13,9 @@
 //! recorded three times releases the frames of its first occurrence when its first recording is
 //! consumed, and not before.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
+use super::LookupMap;
 use super::index::Recorded;
 
 /// A recorded server frame's role in the walk.
@@ -48,9 +49,9 @@ pub struct Schedule {
     /// Due at the very start: nothing precedes them in the recording.
     pub initial: Vec<Recorded>,
     /// Released just before the answer to the keyed request.
-    pub before: HashMap<usize, Vec<Recorded>>,
+    pub before: LookupMap<usize, Vec<Recorded>>,
     /// Released right after the answer to the keyed request.
-    pub after: HashMap<usize, Vec<Recorded>>,
+    pub after: LookupMap<usize, Vec<Recorded>>,
     /// Server-initiated requests in the recording (never replayed).
     pub server_requests: usize,
 }

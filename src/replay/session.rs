@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 
 use super::OnMiss;
 use super::fingerprint::{
-    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_node, fingerprint_text,
+    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_into, fingerprint_text,
     is_mrtr_retry,
 };
 use super::index::{Answer, Index, Recorded};
@@ -163,6 +163,8 @@ pub struct Session {
     live_subs: HashMap<String, Id>,
     cancelled_subs: HashSet<String>,
     stats: Stats,
+    /// The hot path's fingerprint, built here so that answering a request allocates nothing.
+    scratch: String,
 }
 
 impl Session {
@@ -178,6 +180,7 @@ impl Session {
             live_subs: HashMap::new(),
             cancelled_subs: HashSet::new(),
             stats: Stats::default(),
+            scratch: String::with_capacity(256),
             index,
             redactor,
             on_miss,
@@ -222,12 +225,26 @@ impl Session {
     /// whenever the line had to be parsed as a whole (the front-end needs it for a miss).
     pub fn handle_text(&mut self, line: &str) -> Result<Handled, Malformed> {
         let mut hint = None;
-        if let Some(quick) = quick_request(line) {
-            let method = quick.method.as_ref();
-            if method != LISTEN_METHOD && !self.index.volatile.applies_to(method) {
-                let fp = fingerprint_node(method, quick.params.as_ref());
-                let f = self.index.fps.get(fp.as_str()).copied();
+        let mut fp = std::mem::take(&mut self.scratch);
+        let volatile = &self.index.volatile;
+        let quick = quick_request(line, &mut fp, |m| {
+            m != LISTEN_METHOD && !volatile.applies_to(m)
+        });
+        if let Some(quick) =
+            quick.filter(|q| q.method != LISTEN_METHOD && !self.index.volatile.applies_to(q.method))
+        {
+            let f = if quick.fingerprinted || {
+                fp.clear();
+                fingerprint_into(quick.method, quick.params, &mut fp)
+            } {
+                Some(self.index.fps.get(fp.as_str()).copied())
+            } else {
+                fingerprint_text(quick.method, quick.params)
+                    .map(|slow| self.index.fps.get(slow.as_str()).copied())
+            };
+            if let Some(f) = f {
                 if let Some(p) = f.and_then(|f| self.take_exact(f)) {
+                    self.keep_scratch(fp);
                     return Ok(Handled {
                         exchange: self.serve_as(quick.id, p, Outcome::Answered),
                         message: None,
@@ -236,6 +253,7 @@ impl Session {
                 hint = Some(f);
             }
         }
+        self.keep_scratch(fp);
         let message = parse_message(line)?;
         let exchange = match &message {
             Message::Request(req) => self.request(req, hint),
@@ -245,6 +263,15 @@ impl Session {
             exchange,
             message: Some(message),
         })
+    }
+
+    fn keep_scratch(&mut self, fp: String) {
+        // One huge request must not keep its buffer for the rest of the session.
+        self.scratch = if fp.capacity() > 1 << 20 {
+            String::with_capacity(256)
+        } else {
+            fp
+        };
     }
 
     /// Handles one message from the client.
@@ -493,6 +520,9 @@ impl Session {
     }
 
     fn release_before(&mut self, anchor: usize) -> Vec<Outbound> {
+        if self.index.schedule.before.is_empty() {
+            return Vec::new();
+        }
         let frames = self
             .index
             .schedule
@@ -611,7 +641,7 @@ fn rekey_response(rec: &Recorded, id_json: &str) -> Outbound {
         Some(span) => Outbound::Spliced {
             text: rec.text().clone(),
             span,
-            value: id_json.to_owned(),
+            value: id_json.into(),
         },
         None => rewrite(rec, |v| {
             if let (Some(obj), Ok(id)) = (v.as_object_mut(), serde_json::from_str::<Value>(id_json))
@@ -631,7 +661,7 @@ fn rekey_subscription(rec: &Recorded, live: &Id) -> Outbound {
             Some((span, _)) => Outbound::Spliced {
                 text: rec.text().clone(),
                 span,
-                value: live.to_json(),
+                value: live.to_json().into(),
             },
             None => Outbound::Verbatim(rec.text().clone()),
         };
@@ -656,7 +686,7 @@ fn rekey_subscription(rec: &Recorded, live: &Id) -> Outbound {
         (Some(span), None) if !spans.has_meta() => Outbound::Spliced {
             text: rec.text().clone(),
             span,
-            value: live.to_json(),
+            value: live.to_json().into(),
         },
         _ => rewrite(rec, |v| {
             if let Some(obj) = v.as_object_mut() {

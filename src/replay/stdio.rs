@@ -110,36 +110,46 @@ pub fn serve(
     }
     loop {
         line_no += 1;
-        let read = read_bounded(&mut input, &mut buf, MAX_LINE)?;
-        let written = match read {
-            LineRead::Eof => break,
-            LineRead::TooLong(n) => {
-                note(
-                    diag,
-                    &format!(
-                        "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
-                    ),
-                );
-                let answer = format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32600,\"message\":\"mcp-cassette replay: invalid request: a line of {n} bytes is over the {MAX_LINE}-byte limit\"}}}}"
-                );
-                write_all(&mut out, &[Outbound::Owned(answer)])
+        let available = loop {
+            match input.fill_buf() {
+                Ok(b) => break b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
-            LineRead::Line => match std::str::from_utf8(&buf) {
-                Err(_) => {
+        };
+        let written = match memchr::memchr(b'\n', available) {
+            // The common case: the whole line is in the buffer already, and is handled there.
+            Some(end) => {
+                let line = &available[..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                let written = handle_bytes(
+                    session,
+                    line,
+                    line_no,
+                    &mut out,
+                    diag,
+                    passthrough.as_deref_mut(),
+                );
+                input.consume(end + 1);
+                written
+            }
+            None => match read_bounded(&mut input, &mut buf, MAX_LINE)? {
+                LineRead::Eof => break,
+                LineRead::TooLong(n) => {
                     note(
                         diag,
                         &format!(
-                            "line {line_no} from the client is not valid UTF-8; answered with error -32700"
+                            "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
                         ),
                     );
-                    let answer = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"mcp-cassette replay: parse error: the line is not valid UTF-8\"}}";
-                    write_all(&mut out, &[Outbound::Owned(answer.to_owned())])
+                    let answer = format!(
+                        "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32600,\"message\":\"mcp-cassette replay: invalid request: a line of {n} bytes is over the {MAX_LINE}-byte limit\"}}}}"
+                    );
+                    write_all(&mut out, &[Outbound::Owned(answer)])
                 }
-                Ok(text) if text.trim().is_empty() => Ok(()),
-                Ok(text) => handle_line(
+                LineRead::Line => handle_bytes(
                     session,
-                    text,
+                    &buf,
                     line_no,
                     &mut out,
                     diag,
@@ -164,6 +174,31 @@ pub fn serve(
         p.close();
     }
     Ok(())
+}
+
+/// One line from the client (terminator removed), whatever its bytes.
+fn handle_bytes(
+    session: &mut Session,
+    line: &[u8],
+    line_no: u64,
+    out: &mut BufWriter<impl Write>,
+    diag: &mut dyn Write,
+    passthrough: Option<&mut Passthrough>,
+) -> io::Result<()> {
+    match std::str::from_utf8(line) {
+        Err(_) => {
+            note(
+                diag,
+                &format!(
+                    "line {line_no} from the client is not valid UTF-8; answered with error -32700"
+                ),
+            );
+            let answer = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"mcp-cassette replay: parse error: the line is not valid UTF-8\"}}";
+            write_all(out, &[Outbound::Owned(answer.to_owned())])
+        }
+        Ok(text) if text.trim().is_empty() => Ok(()),
+        Ok(text) => handle_line(session, text, line_no, out, diag, passthrough),
+    }
 }
 
 fn handle_line(

@@ -13,7 +13,8 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::canonical::Node;
+use super::canonical::Scanner;
+use super::fingerprint::scan_params_into;
 use crate::jsonrpc::Id;
 use crate::protocol::SUBSCRIPTION_ID_KEY;
 
@@ -189,51 +190,94 @@ pub fn parse_message(line: &str) -> Result<Message, Malformed> {
 }
 
 /// A request read in place from its line: what the hot path needs, nothing allocated.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Quick<'a> {
     /// The id's JSON text, exactly as sent.
     pub id: &'a str,
-    pub method: Cow<'a, str>,
-    /// The params, read in the same pass (`None` when absent or `null`).
-    pub params: Option<Node<'a>>,
+    pub method: &'a str,
+    /// The params' JSON text (`None` when absent or `null`).
+    pub params: Option<&'a str>,
+    /// Whether the request's fingerprint was computed on the way (see [`quick_request`]).
+    pub fingerprinted: bool,
 }
 
-#[derive(Deserialize)]
-struct QuickEnvelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow = "'a")]
-    params: Option<Node<'a>>,
-}
-
-/// Reads a well-formed request in place; `None` for anything else (which [`parse_message`]
-/// then classifies, errors included).
-pub fn quick_request(line: &str) -> Option<Quick<'_>> {
-    let text = line.trim();
-    if !text.starts_with('{') {
+/// Reads a well-formed request in place, validating the whole line; `None` for anything else,
+/// and for the rare shapes the scanner leaves to the parser (escapes in the method or in a
+/// member name, a member given twice, nesting deeper than the scanner follows): [`parse_message`]
+/// then classifies the line, errors included.
+///
+/// When the method comes before the params (as every SDK writes them) and `fingerprint_for`
+/// accepts it, the request's fingerprint is computed into `fp` in the same pass, if the params
+/// are in canonical shape ([`scan_params_into`]); [`Quick::fingerprinted`] says so.
+pub fn quick_request<'a>(
+    line: &'a str,
+    fp: &mut String,
+    fingerprint_for: impl Fn(&str) -> bool,
+) -> Option<Quick<'a>> {
+    let mut scan = Scanner::new(line);
+    if !scan.eat(b'{') {
         return None;
     }
-    let env: QuickEnvelope<'_> = serde_json::from_str(text).ok()?;
-    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+    let (mut jsonrpc, mut id, mut method, mut params) = (false, None, None, None);
+    let mut fingerprinted = false;
+    if !scan.eat(b'}') {
+        loop {
+            let key = scan.plain_str()?;
+            if !scan.eat(b':') {
+                return None;
+            }
+            scan.peek()?;
+            let start = scan.pos();
+            let seen = match key {
+                "jsonrpc" => std::mem::replace(&mut jsonrpc, scan.plain_str()? == "2.0"),
+                "method" => method.replace(scan.plain_str()?).is_some(),
+                "id" => {
+                    scan.skip()?;
+                    id.replace(&line[start..scan.pos()]).is_some()
+                }
+                "params" => {
+                    fingerprinted = false;
+                    if let Some(m) = method.filter(|m| fingerprint_for(m)) {
+                        fp.clear();
+                        let mut ahead = scan.clone();
+                        if scan_params_into(m, &mut ahead, fp).is_some() {
+                            scan = ahead;
+                            fingerprinted = true;
+                        }
+                    }
+                    if !fingerprinted {
+                        scan.skip()?;
+                    }
+                    params.replace(&line[start..scan.pos()]).is_some()
+                }
+                _ => {
+                    scan.skip()?;
+                    false
+                }
+            };
+            if seen || (key == "jsonrpc" && !jsonrpc) {
+                return None;
+            }
+            if scan.eat(b'}') {
+                break;
+            }
+            if !scan.eat(b',') {
+                return None;
+            }
+        }
+    }
+    if !jsonrpc || !scan.at_end() {
         return None;
     }
-    let id = env.id?.get();
+    let id: &str = id?;
     if !matches!(id.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')) {
         return None;
     }
-    let method = env.method?.get();
-    let method = match method.strip_prefix('"').and_then(|m| m.strip_suffix('"')) {
-        Some(plain) if !plain.contains('\\') => Cow::Borrowed(plain),
-        _ => Cow::Owned(serde_json::from_str::<String>(method).ok()?),
-    };
     Some(Quick {
         id,
-        method,
-        params: env.params,
+        method: method?,
+        params: params.filter(|p| *p != "null"),
+        fingerprinted,
     })
 }
 
@@ -246,10 +290,49 @@ pub enum Outbound {
     Spliced {
         text: Arc<str>,
         span: Range<usize>,
-        value: String,
+        value: SpliceValue,
     },
     /// Built or rewritten here.
     Owned(String),
+}
+
+/// The JSON text spliced into a recorded frame: an id or a subscription tag, nearly always short
+/// enough to be kept inline, so that answering a request allocates nothing for it.
+#[derive(Debug, Clone)]
+pub enum SpliceValue {
+    Inline { len: u8, bytes: [u8; 22] },
+    Heap(Box<str>),
+}
+
+impl SpliceValue {
+    pub fn as_str(&self) -> &str {
+        match self {
+            // Copied whole from a `str`, so always UTF-8.
+            SpliceValue::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            SpliceValue::Heap(text) => text,
+        }
+    }
+}
+
+impl From<&str> for SpliceValue {
+    fn from(text: &str) -> SpliceValue {
+        let mut bytes = [0u8; 22];
+        match (bytes.get_mut(..text.len()), u8::try_from(text.len())) {
+            (Some(head), Ok(len)) => {
+                head.copy_from_slice(text.as_bytes());
+                SpliceValue::Inline { len, bytes }
+            }
+            _ => SpliceValue::Heap(text.into()),
+        }
+    }
+}
+
+impl From<String> for SpliceValue {
+    fn from(text: String) -> SpliceValue {
+        SpliceValue::from(text.as_str())
+    }
 }
 
 impl Outbound {
@@ -259,7 +342,7 @@ impl Outbound {
             Outbound::Verbatim(t) => out.write_all(t.as_bytes())?,
             Outbound::Spliced { text, span, value } => {
                 out.write_all(&text.as_bytes()[..span.start])?;
-                out.write_all(value.as_bytes())?;
+                out.write_all(value.as_str().as_bytes())?;
                 out.write_all(&text.as_bytes()[span.end..])?;
             }
             Outbound::Owned(s) => out.write_all(s.as_bytes())?,
@@ -272,9 +355,9 @@ impl Outbound {
         match self {
             Outbound::Verbatim(t) => Cow::Borrowed(t),
             Outbound::Spliced { text, span, value } => {
-                let mut s = String::with_capacity(text.len() + value.len());
+                let mut s = String::with_capacity(text.len() + value.as_str().len());
                 s.push_str(&text[..span.start]);
-                s.push_str(value);
+                s.push_str(value.as_str());
                 s.push_str(&text[span.end..]);
                 Cow::Owned(s)
             }
