@@ -23,6 +23,7 @@ use super::fingerprint::{
     MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
 use super::schedule::{Event, Role, Schedule};
+use super::shape::Shapes;
 use super::volatile::VolatileSet;
 use super::wire::{Spans, find_spans, params_text};
 use super::{LookupMap, LookupSet};
@@ -132,6 +133,8 @@ pub struct Pair {
     pub method: Arc<str>,
     pub fp: usize,
     pub retry: bool,
+    /// How the request was written (see [`Shapes`]), when it can be matched by shape.
+    pub shape: Option<u32>,
     pub answer: Answer,
     /// The request's position among recorded requests (the schedule's anchor).
     pub anchor: usize,
@@ -189,6 +192,8 @@ pub struct Index {
     /// Each fingerprint's text, by id.
     pub fp_text: Vec<Arc<str>>,
     pub fp_info: Vec<FpInfo>,
+    /// How the recorded requests were written, for matching a repeated request by its bytes.
+    pub shapes: Shapes,
     pool: Vec<u32>,
     listen_pool: Vec<u32>,
     /// Non-retry answered requests per method, in recorded order (warn mode's borrowing pool).
@@ -252,6 +257,7 @@ struct RequestItem {
     method: Arc<str>,
     fp: usize,
     retry: bool,
+    shape: Option<u32>,
 }
 
 struct ServerItem {
@@ -330,6 +336,7 @@ impl Index {
         let mut highest_live = 0u64;
         let mut methods: LookupMap<String, Arc<str>> = LookupMap::default();
         let mut interner = Interner::default();
+        let mut shapes = Shapes::default();
         let mut task_ids: LookupMap<usize, String> = LookupMap::default();
 
         for (n, entry) in entries.into_iter().enumerate() {
@@ -361,6 +368,11 @@ impl Index {
                         }
                     };
                     let (fp, retry, task_id) = read_request(&volatile, &method, &frame);
+                    let shape = if listen || volatile.applies_to(&method) {
+                        None
+                    } else {
+                        shapes.learn(frame.text(), &fp)
+                    };
                     let fp = interner.intern(fp);
                     if &*method == TASKS_GET {
                         if let Some(id) = task_id {
@@ -376,6 +388,7 @@ impl Index {
                         method,
                         fp,
                         retry,
+                        shape,
                     });
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
@@ -627,6 +640,7 @@ impl Index {
 
         // Pools, in file order.
         let Interner { fps, texts } = interner;
+        shapes.finish();
         let mut index = Index {
             redact_requests: header.redaction_applied(),
             header,
@@ -634,6 +648,7 @@ impl Index {
             fp_info: (0..texts.len()).map(|_| FpInfo::default()).collect(),
             fps,
             fp_text: texts,
+            shapes,
             pool: Vec::new(),
             listen_pool: Vec::new(),
             by_method: LookupMap::default(),
@@ -659,6 +674,7 @@ impl Index {
                 method,
                 fp,
                 retry,
+                shape,
                 ..
             } = item;
             let corpus = CorpusEntry {
@@ -705,6 +721,7 @@ impl Index {
                 method,
                 fp,
                 retry,
+                shape,
                 answer,
                 anchor: r,
             });

@@ -20,6 +20,7 @@ pub mod miss;
 pub mod passthrough;
 pub mod schedule;
 pub mod session;
+pub mod shape;
 pub mod stdio;
 pub mod volatile;
 pub mod wire;

@@ -224,7 +224,7 @@ fn handle_line(
         }
     };
     let mut exchange = handled.exchange;
-    let request = match &handled.message {
+    let request = match handled.message.as_deref() {
         Some(Message::Request(r)) => Some(r),
         _ => None,
     };

@@ -1,0 +1,274 @@
+//! Request shapes: how a client writes its requests, learnt from the recording.
+//!
+//! A client that repeats its recorded session sends, request after request, the very bytes it
+//! sent while recording — except the id. A shape is a recorded request's text cut into literal
+//! pieces around holes: the id, and the parts of the fingerprint that appear in the text verbatim
+//! (a tool's name, its canonical arguments). Requests that differ only in those parts share one
+//! shape, so the index keeps a handful of shapes, not a copy of every request.
+//!
+//! Matching a line against the shape of the recording expected next is a few byte comparisons:
+//! no parsing, no canonical copy, no hash lookup. It is exact, not a heuristic: a shape is kept for
+//! a recording only after checking that filling its holes with that recording's own id and
+//! fingerprint parts gives back the recorded text byte for byte; so a line that matches the shape
+//! filled with the same parts is the recorded text with another id token in the id's place —
+//! valid JSON (the id is checked to be a JSON string or number) with the same method and params,
+//! and so the same fingerprint. Anything else falls through to the scanner.
+
+use super::LookupMap;
+use super::canonical::Scanner;
+use super::wire::quick_request;
+
+/// Recorded requests longer than this are not shaped (their shape would be mostly literal).
+const MAX_FRAME: usize = 16 * 1024;
+/// Bytes of literal pieces kept over all shapes: a bound on the memory shapes may take when
+/// every request looks different (a progress token per request, say).
+const MAX_PIECE_BYTES: usize = 1 << 20;
+/// Fingerprint parts shorter than this stay literal: a hole for `{}` saves nothing, and a short
+/// text is more likely to be found in the wrong place.
+const MIN_PART: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Hole {
+    /// The request's id token.
+    Id,
+    /// Part `n` of the fingerprint text (parts are separated by U+0000; part 0 is the method).
+    Part(u8),
+}
+
+/// A recorded request's text, cut around its holes: `pieces[0] hole[0] pieces[1] … pieces[n]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pieces: Box<[Box<str>]>,
+    holes: Box<[Hole]>,
+}
+
+/// The shapes of one recording, each stored once.
+#[derive(Debug, Default)]
+pub struct Shapes {
+    list: Vec<Shape>,
+    known: LookupMap<Shape, u32>,
+    piece_bytes: usize,
+}
+
+impl Shapes {
+    /// Learns the shape of a recorded request whose text is `frame` and whose fingerprint text is
+    /// `fp`, as computed by the index for it. `None` when the request cannot be matched by shape:
+    /// not a request the scanner reads, a fingerprint it does not reproduce, or past the bounds.
+    pub fn learn(&mut self, frame: &str, fp: &str) -> Option<u32> {
+        if frame.len() > MAX_FRAME {
+            return None;
+        }
+        let mut scanned = String::new();
+        let quick = quick_request(frame, &mut scanned, |_| true)?;
+        // The fast path would compute exactly this fingerprint for this text.
+        if !quick.fingerprinted || scanned != fp {
+            return None;
+        }
+        let id_start = quick.id.as_ptr() as usize - frame.as_ptr() as usize;
+        let mut cuts = vec![(id_start..id_start + quick.id.len(), Hole::Id)];
+        for (n, part) in fp.split('\u{0}').enumerate().skip(1) {
+            if part.len() < MIN_PART {
+                continue;
+            }
+            let n = u8::try_from(n).ok()?;
+            let found = frame
+                .match_indices(part)
+                .map(|(at, _)| at..at + part.len())
+                .find(|range| {
+                    cuts.iter()
+                        .all(|(c, _)| range.end <= c.start || range.start >= c.end)
+                });
+            if let Some(range) = found {
+                cuts.push((range, Hole::Part(n)));
+            }
+        }
+        cuts.sort_by_key(|(range, _)| range.start);
+        let mut pieces = Vec::with_capacity(cuts.len() + 1);
+        let mut at = 0;
+        for (range, _) in &cuts {
+            pieces.push(Box::from(&frame[at..range.start]));
+            at = range.end;
+        }
+        pieces.push(Box::from(&frame[at..]));
+        let shape = Shape {
+            pieces: pieces.into(),
+            holes: cuts.into_iter().map(|(_, hole)| hole).collect(),
+        };
+        if shape.fill(quick.id, fp) != frame {
+            return None;
+        }
+        if let Some(&known) = self.known.get(&shape) {
+            return Some(known);
+        }
+        let bytes: usize = shape.pieces.iter().map(|p| p.len()).sum();
+        if self.piece_bytes + bytes > MAX_PIECE_BYTES {
+            return None;
+        }
+        self.piece_bytes += bytes;
+        let n = u32::try_from(self.list.len()).ok()?;
+        self.known.insert(shape.clone(), n);
+        self.list.push(shape);
+        Some(n)
+    }
+
+    pub fn get(&self, n: u32) -> Option<&Shape> {
+        self.list.get(n as usize)
+    }
+
+    /// Drops the lookup table the index no longer needs once built.
+    pub fn finish(&mut self) {
+        self.known = LookupMap::default();
+        self.list.shrink_to_fit();
+    }
+}
+
+impl Shape {
+    /// When `line` is this shape with its holes filled from the fingerprint text `fp` and some id
+    /// (a JSON string or number), that id's text.
+    pub fn matches<'a>(&self, line: &'a str, fp: &str) -> Option<&'a str> {
+        let mut id = None;
+        let mut at = 0;
+        for (piece, hole) in self.pieces.iter().zip(self.holes.iter()) {
+            at = expect(line, at, piece)?;
+            match *hole {
+                Hole::Id => {
+                    let rest = line.get(at..)?;
+                    if !matches!(rest.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')) {
+                        return None;
+                    }
+                    let mut scan = Scanner::new(rest);
+                    scan.skip()?;
+                    id = Some(&rest[..scan.pos()]);
+                    at += scan.pos();
+                }
+                Hole::Part(n) => at = expect(line, at, part(fp, n)?)?,
+            }
+        }
+        let last = self.pieces.last()?;
+        (expect(line, at, last)? == line.len()).then_some(id?)
+    }
+
+    /// This shape with its holes filled.
+    fn fill(&self, id: &str, fp: &str) -> String {
+        let mut out = String::new();
+        for (piece, hole) in self.pieces.iter().zip(self.holes.iter()) {
+            out.push_str(piece);
+            match *hole {
+                Hole::Id => out.push_str(id),
+                Hole::Part(n) => out.push_str(part(fp, n).unwrap_or_default()),
+            }
+        }
+        if let Some(last) = self.pieces.last() {
+            out.push_str(last);
+        }
+        out
+    }
+}
+
+/// The position after `text` when `line` has it at `at`.
+fn expect(line: &str, at: usize, text: &str) -> Option<usize> {
+    line.as_bytes()
+        .get(at..)?
+        .starts_with(text.as_bytes())
+        .then_some(at + text.len())
+}
+
+/// Part `n` of a fingerprint text (byte by byte: fingerprints are short, and this runs per line).
+fn part(fp: &str, n: u8) -> Option<&str> {
+    let mut start = 0;
+    let mut k = 0;
+    for (i, &b) in fp.as_bytes().iter().enumerate() {
+        if b == 0 {
+            if k == n {
+                return fp.get(start..i);
+            }
+            k += 1;
+            start = i + 1;
+        }
+    }
+    (k == n).then(|| fp.get(start..)).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::fingerprint::fingerprint_text;
+
+    fn fp_of(line: &str) -> String {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let params = v.get("params").map(|p| p.to_string());
+        fingerprint_text(v["method"].as_str().unwrap(), params.as_deref()).unwrap()
+    }
+
+    #[test]
+    fn requests_differing_in_id_name_and_arguments_share_a_shape() {
+        let mut shapes = Shapes::default();
+        let a = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"one"}}}"#;
+        let b = r#"{"jsonrpc":"2.0","id":"x-2","method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+        let (fa, fb) = (fp_of(a), fp_of(b));
+        let sa = shapes.learn(a, &fa).unwrap();
+        assert_eq!(shapes.learn(b, &fb), Some(sa), "one shape for both");
+        let shape = shapes.get(sa).unwrap();
+        assert_eq!(shape.matches(a, &fa), Some("1"));
+        let again = a.replace(r#""id":1"#, r#""id":"abc\"d""#);
+        assert_eq!(shape.matches(&again, &fa), Some(r#""abc\"d""#));
+        // Another recording's parts, another text, a bad id, trailing bytes: no match.
+        assert_eq!(shape.matches(a, &fb), None);
+        assert_eq!(shape.matches(&a.replace("one", "two"), &fa), None);
+        assert_eq!(
+            shape.matches(&a.replace(r#""id":1"#, r#""id":null"#), &fa),
+            None
+        );
+        assert_eq!(
+            shape.matches(&a.replace(r#""id":1"#, r#""id":01"#), &fa),
+            None
+        );
+        assert_eq!(
+            shape.matches(&a.replace(r#""id":1"#, r#""id":"x"#), &fa),
+            None
+        );
+        assert_eq!(shape.matches(&format!("{a} "), &fa), None);
+        assert_eq!(shape.matches(&a[..a.len() - 1], &fa), None);
+    }
+
+    #[test]
+    fn id_last_and_method_only_requests() {
+        let mut shapes = Shapes::default();
+        let ts = r#"{"method":"tools/call","params":{"name":"echo","arguments":{"m":"x"}},"jsonrpc":"2.0","id":12}"#;
+        let f = fp_of(ts);
+        let s = shapes.learn(ts, &f).unwrap();
+        assert_eq!(
+            shapes
+                .get(s)
+                .unwrap()
+                .matches(&ts.replace("12}", "13}"), &f),
+            Some("13")
+        );
+        let list = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}"#;
+        let f = fp_of(list);
+        let s = shapes.learn(list, &f).unwrap();
+        assert_eq!(shapes.get(s).unwrap().matches(list, &f), Some("3"));
+        assert_eq!(
+            shapes
+                .get(s)
+                .unwrap()
+                .matches(&list.replace("\"c\"", "\"d\""), &f),
+            None,
+            "literal params are compared too"
+        );
+    }
+
+    #[test]
+    fn texts_the_scanner_leaves_to_the_parser_are_not_shaped() {
+        let mut shapes = Shapes::default();
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{"b":1,"a":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{},"name":"e"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":1.5}}"#,
+        ] {
+            assert_eq!(shapes.learn(line, &fp_of(line)), None, "{line}");
+        }
+        let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+        assert_eq!(shapes.learn(line, "tools/call\u{0}other\u{0}{}"), None);
+    }
+}
