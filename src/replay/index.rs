@@ -23,7 +23,7 @@ use super::fingerprint::{
     MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
 use super::schedule::{Event, Role, Schedule};
-use super::shape::Shapes;
+use super::shape::{ShapeRef, Shapes};
 use super::volatile::VolatileSet;
 use super::wire::{Spans, find_spans, params_text};
 use super::{LookupMap, LookupSet};
@@ -134,7 +134,7 @@ pub struct Pair {
     pub fp: usize,
     pub retry: bool,
     /// How the request was written (see [`Shapes`]), when it can be matched by shape.
-    pub shape: Option<u32>,
+    pub shape: ShapeRef,
     pub answer: Answer,
     /// The request's position among recorded requests (the schedule's anchor).
     pub anchor: usize,
@@ -257,7 +257,7 @@ struct RequestItem {
     method: Arc<str>,
     fp: usize,
     retry: bool,
-    shape: Option<u32>,
+    shape: ShapeRef,
 }
 
 struct ServerItem {
@@ -368,11 +368,11 @@ impl Index {
                         }
                     };
                     let (fp, retry, task_id) = read_request(&volatile, &method, &frame);
-                    let shape = if listen || volatile.applies_to(&method) {
+                    let shape = ShapeRef::from(if listen || volatile.applies_to(&method) {
                         None
                     } else {
                         shapes.learn(frame.text(), &fp)
-                    };
+                    });
                     let fp = interner.intern(fp);
                     if &*method == TASKS_GET {
                         if let Some(id) = task_id {

@@ -293,7 +293,7 @@ impl Session {
     /// served, byte for byte but for its id (see [`crate::replay::shape`]).
     fn expected_shape<'l>(&self, line: &'l str) -> Option<(&'l str, usize)> {
         let pair = self.index.pairs.get(self.next_pair)?;
-        let shape = self.index.shapes.get(pair.shape?)?;
+        let shape = self.index.shapes.get(pair.shape.get()?)?;
         let id = shape.matches(line, &self.index.fp_text[pair.fp])?;
         Some((id, pair.fp))
     }

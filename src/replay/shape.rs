@@ -27,6 +27,26 @@ const MAX_PIECE_BYTES: usize = 1 << 20;
 /// text is more likely to be found in the wrong place.
 const MIN_PART: usize = 3;
 
+/// A recorded request's shape, if it has one: a `u32` with a reserved value for none, so that it
+/// sits in the padding of the index's per-request record (an `Option<u32>` would add 8 bytes per
+/// recorded request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShapeRef(u32);
+
+impl ShapeRef {
+    pub const NONE: ShapeRef = ShapeRef(u32::MAX);
+
+    pub fn get(self) -> Option<u32> {
+        (self != ShapeRef::NONE).then_some(self.0)
+    }
+}
+
+impl From<Option<u32>> for ShapeRef {
+    fn from(n: Option<u32>) -> ShapeRef {
+        n.map_or(ShapeRef::NONE, ShapeRef)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Hole {
     /// The request's id token.
@@ -46,68 +66,102 @@ pub struct Shape {
 #[derive(Debug, Default)]
 pub struct Shapes {
     list: Vec<Shape>,
-    known: LookupMap<Shape, u32>,
+    /// Shapes by the hash of their pieces and holes (see [`Shapes::learn`]).
+    known: LookupMap<u64, Vec<u32>>,
+    hasher: foldhash::fast::RandomState,
     piece_bytes: usize,
+    /// The fingerprint the scanner computes for each recorded request, built here.
+    scanned: String,
 }
+
+/// Where a hole sits in a recorded request's text.
+type Cut = (std::ops::Range<usize>, Hole);
+
+/// Holes one shape may have: the id and the parts of a `tools/call` fingerprint (method, name,
+/// arguments — the method stays literal).
+const MAX_CUTS: usize = 3;
 
 impl Shapes {
     /// Learns the shape of a recorded request whose text is `frame` and whose fingerprint text is
     /// `fp`, as computed by the index for it. `None` when the request cannot be matched by shape:
     /// not a request the scanner reads, a fingerprint it does not reproduce, or past the bounds.
+    /// Runs once per recorded request, so it allocates only for a shape not seen before.
     pub fn learn(&mut self, frame: &str, fp: &str) -> Option<u32> {
         if frame.len() > MAX_FRAME {
             return None;
         }
-        let mut scanned = String::new();
-        let quick = quick_request(frame, &mut scanned, |_| true)?;
+        self.scanned.clear();
+        let quick = quick_request(frame, &mut self.scanned, |_| true)?;
         // The fast path would compute exactly this fingerprint for this text.
-        if !quick.fingerprinted || scanned != fp {
+        if !quick.fingerprinted || self.scanned != fp {
             return None;
         }
         let id_start = quick.id.as_ptr() as usize - frame.as_ptr() as usize;
-        let mut cuts = vec![(id_start..id_start + quick.id.len(), Hole::Id)];
-        for (n, part) in fp.split('\u{0}').enumerate().skip(1) {
+        let mut cuts: [Cut; MAX_CUTS] = std::array::from_fn(|_| (0..0, Hole::Id));
+        cuts[0] = (id_start..id_start + quick.id.len(), Hole::Id);
+        let mut n = 1;
+        for (k, part) in fp.split('\u{0}').enumerate().skip(1) {
             if part.len() < MIN_PART {
                 continue;
             }
-            let n = u8::try_from(n).ok()?;
+            if n == MAX_CUTS {
+                return None;
+            }
             let found = frame
                 .match_indices(part)
                 .map(|(at, _)| at..at + part.len())
                 .find(|range| {
-                    cuts.iter()
+                    cuts[..n]
+                        .iter()
                         .all(|(c, _)| range.end <= c.start || range.start >= c.end)
                 });
             if let Some(range) = found {
-                cuts.push((range, Hole::Part(n)));
+                cuts[n] = (range, Hole::Part(u8::try_from(k).ok()?));
+                n += 1;
             }
         }
+        let cuts = &mut cuts[..n];
         cuts.sort_by_key(|(range, _)| range.start);
-        let mut pieces = Vec::with_capacity(cuts.len() + 1);
-        let mut at = 0;
-        for (range, _) in &cuts {
-            pieces.push(Box::from(&frame[at..range.start]));
-            at = range.end;
-        }
-        pieces.push(Box::from(&frame[at..]));
-        let shape = Shape {
-            pieces: pieces.into(),
-            holes: cuts.into_iter().map(|(_, hole)| hole).collect(),
+        // Each hole was cut where its own text stands, so filling the shape with this request's
+        // id and parts gives its text back (checked in the tests).
+        let pieces = || {
+            let starts = std::iter::once(0).chain(cuts.iter().map(|(range, _)| range.end));
+            let ends = cuts
+                .iter()
+                .map(|(range, _)| range.start)
+                .chain([frame.len()]);
+            starts.zip(ends).map(|(start, end)| &frame[start..end])
         };
-        if shape.fill(quick.id, fp) != frame {
-            return None;
+        let holes = || cuts.iter().map(|(_, hole)| *hole);
+        let key = {
+            use std::hash::{BuildHasher, Hash, Hasher};
+            let mut h = self.hasher.build_hasher();
+            pieces().for_each(|p| p.hash(&mut h));
+            holes().for_each(|hole| hole.hash(&mut h));
+            h.finish()
+        };
+        let candidates = self.known.entry(key).or_default();
+        for &c in candidates.iter() {
+            let shape = &self.list[c as usize];
+            if shape.pieces.iter().map(|p| &**p).eq(pieces())
+                && shape.holes.iter().copied().eq(holes())
+            {
+                return Some(c);
+            }
         }
-        if let Some(&known) = self.known.get(&shape) {
-            return Some(known);
-        }
-        let bytes: usize = shape.pieces.iter().map(|p| p.len()).sum();
+        let bytes: usize = pieces().map(str::len).sum();
         if self.piece_bytes + bytes > MAX_PIECE_BYTES {
             return None;
         }
+        let n = u32::try_from(self.list.len())
+            .ok()
+            .filter(|&n| n != u32::MAX)?;
         self.piece_bytes += bytes;
-        let n = u32::try_from(self.list.len()).ok()?;
-        self.known.insert(shape.clone(), n);
-        self.list.push(shape);
+        candidates.push(n);
+        self.list.push(Shape {
+            pieces: pieces().map(Box::from).collect(),
+            holes: holes().collect(),
+        });
         Some(n)
     }
 
@@ -115,9 +169,10 @@ impl Shapes {
         self.list.get(n as usize)
     }
 
-    /// Drops the lookup table the index no longer needs once built.
+    /// Drops what only learning needs, once the index is built.
     pub fn finish(&mut self) {
         self.known = LookupMap::default();
+        self.scanned = String::new();
         self.list.shrink_to_fit();
     }
 }
@@ -149,6 +204,7 @@ impl Shape {
     }
 
     /// This shape with its holes filled.
+    #[cfg(test)]
     fn fill(&self, id: &str, fp: &str) -> String {
         let mut out = String::new();
         for (piece, hole) in self.pieces.iter().zip(self.holes.iter()) {
@@ -209,6 +265,8 @@ mod tests {
         let sa = shapes.learn(a, &fa).unwrap();
         assert_eq!(shapes.learn(b, &fb), Some(sa), "one shape for both");
         let shape = shapes.get(sa).unwrap();
+        assert_eq!(shape.fill("1", &fa), a);
+        assert_eq!(shape.fill("\"x-2\"", &fb), b);
         assert_eq!(shape.matches(a, &fa), Some("1"));
         let again = a.replace(r#""id":1"#, r#""id":"abc\"d""#);
         assert_eq!(shape.matches(&again, &fa), Some(r#""abc\"d""#));
