@@ -6,10 +6,11 @@
 #   - throughput on 5000 recorded tools/call, pipelined and sequential, against a null responder
 #     and a plain line echo (`cat`) over the same pipes (examples/bench_client.rs);
 #   - peak RSS serving those 5000 calls, against 2x the cassette size + 10 MiB (/usr/bin/time -v).
-# Usage: scripts/bench-replay.sh [count]   (default 5000). Prints the machine first.
+# Usage: scripts/bench-replay.sh [count] [runs]   (defaults 5000 and 15). Prints the machine first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COUNT="${1:-5000}"
+RUNS="${2:-15}"
 
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine; }
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
@@ -45,20 +46,35 @@ replay, null = r["replay"]["mean"], r["null"]["mean"]
 print(f"cold start: replay {replay*1000:.2f} ms, null {null*1000:.2f} ms, ratio {replay/null:.2f} (target <= 1.2)")
 EOF
 
-echo "== throughput ($COUNT tools/call)"
+echo "== throughput ($COUNT tools/call; $RUNS interleaved runs each, medians)"
+# Runs alternate between the three responders so that a noisy neighbour on a shared machine
+# slows all of them alike; the ratio is taken between medians.
 for mode in pipelined sequential; do
-  for target in replay null cat; do
-    case "$target" in
-      replay) cmd=("$BIN" replay "$WORK/calls.jsonl") ;;
-      null) cmd=("$SERVER" null) ;;
-      cat) cmd=(cat) ;;
-    esac
-    for run in 1 2 3; do
-      printf '%-10s %-7s ' "$mode" "$target"
+  for run in $(seq "$RUNS"); do
+    for target in replay null cat; do
+      case "$target" in
+        replay) cmd=("$BIN" replay "$WORK/calls.jsonl") ;;
+        null) cmd=("$SERVER" null) ;;
+        cat) cmd=(cat) ;;
+      esac
+      printf '%s %s ' "$mode" "$target"
       "$CLIENT" "--$mode" --count "$COUNT" --initialize -- "${cmd[@]}"
     done
   done
-done
+done > "$WORK/throughput.txt"
+python3 - "$WORK/throughput.txt" <<'EOF2'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    mode, target, result = line.split(" ", 2)
+    runs.setdefault((mode, target), []).append(json.loads(result)["rps"])
+for mode in ("pipelined", "sequential"):
+    med = {t: statistics.median(runs[(mode, t)]) for t in ("replay", "null", "cat")}
+    lo, hi = min(runs[(mode, "replay")]), max(runs[(mode, "replay")])
+    print(f"{mode:<10} replay {med['replay']:>10,.0f} req/s (runs {lo:,.0f}..{hi:,.0f}); "
+          f"null {med['null']:>10,.0f}; cat {med['cat']:>10,.0f}; "
+          f"replay/null {med['replay']/med['null']:.2f}, replay/cat {med['replay']/med['cat']:.2f}")
+EOF2
 
 echo "== peak RSS serving $COUNT calls"
 /usr/bin/time -v "$BIN" replay "$WORK/calls.jsonl" < "$WORK/requests.jsonl" > /dev/null 2> "$WORK/time.txt"
