@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use super::placeholder::{is_placeholder, utf16_len};
+use super::placeholder::{placeholder_spans, utf16_len};
 
 /// Words that make a key sensitive wherever they appear in it (compared ASCII-lowercased).
 const SENSITIVE_WORDS: [&str; 9] = [
@@ -219,13 +219,29 @@ fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Whether a string under a sensitive key is a secret.
+///
+/// Its length is counted outside any placeholder it holds: a short value whose secret part a
+/// pattern already replaced (`" A:0"` → `" [REDACTED:word:…]"`) must not become long enough for
+/// the whole value to be taken on a second pass, or redaction would not be idempotent. The
+/// reference counts the whole string and re-redacts such values.
 pub fn is_string_secret(ctx: KeyCtx, value: &str, allow: &HashSet<String>) -> bool {
     ctx.sensitive
         && value.len() >= MIN_SECRET_LEN
-        && utf16_len(value) >= MIN_SECRET_LEN
-        && !is_placeholder(value)
+        && unredacted_len(value) >= MIN_SECRET_LEN
         && !allow.contains(value)
         && !(ctx.discovery && is_plain_http_url(value))
+}
+
+/// Length in UTF-16 code units of what lies outside the placeholders in `value`.
+fn unredacted_len(value: &str) -> usize {
+    let spans = placeholder_spans(value);
+    let mut at = 0;
+    let mut len = 0;
+    for span in spans.iter().chain([&(value.len()..value.len())]) {
+        len += utf16_len(&value[at..span.start]);
+        at = span.end;
+    }
+    len
 }
 
 /// The decimal text a number under a sensitive key is hashed from: JavaScript's `String(n)`, except

@@ -161,6 +161,32 @@ fn redaction_is_idempotent() {
 }
 
 #[test]
+fn key_context_counts_what_is_not_yet_redacted() {
+    let cfg = RedactConfig::parse(
+        r#"{"patterns":[{"name":"word","regex":"[a-z]+:[0-9]","flags":"i"}]}"#,
+        "c",
+    )
+    .unwrap();
+    let r = Redactor::with_config(&cfg);
+    // Four characters, one of them a pattern's secret: after the pattern, the value is longer
+    // than eight characters but holds only one of its own.
+    let (once, _) = r.redact_value(&json!({"token": " A:0"}));
+    let text = once["token"].as_str().unwrap();
+    assert!(text.starts_with(" [REDACTED:word:"), "{text}");
+    assert_eq!(r.redact_value(&once), (once.clone(), 0));
+    // Eight characters of its own beside a placeholder: the whole value is a secret.
+    let (v, n) = r.redact_value(&json!({"token": "hunter2hunter2 [REDACTED:word:0123abcd]"}));
+    assert_eq!(n, 1);
+    assert!(
+        v["token"]
+            .as_str()
+            .unwrap()
+            .starts_with("[REDACTED:keyctx:"),
+        "{v}"
+    );
+}
+
+#[test]
 fn frame_and_value_agree() {
     let r = Redactor::builtin();
     let text = format!(
