@@ -478,6 +478,16 @@ impl<'a> Scanner<'a> {
             }
             integer = false;
         }
+        // The parser refuses a number too large for a double; so must the scanner.
+        if (!integer || digits > 15)
+            && !self
+                .src
+                .get(start..self.pos)?
+                .parse::<f64>()
+                .is_ok_and(f64::is_finite)
+        {
+            return None;
+        }
         if let Some(out) = out {
             let text = &self.text[start..self.pos];
             // JavaScript spells an integer below 1e15 as its digits; `-0` is `0`.
