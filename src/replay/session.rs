@@ -238,13 +238,11 @@ impl Session {
         }
         let mut hint = None;
         let mut fp = std::mem::take(&mut self.scratch);
+        // Listens and requests with declared-volatile fields are never matched on their text.
         let volatile = &self.index.volatile;
-        let quick = quick_request(line, &mut fp, |m| {
-            m != LISTEN_METHOD && !volatile.applies_to(m)
-        });
-        if let Some(quick) =
-            quick.filter(|q| q.method != LISTEN_METHOD && !self.index.volatile.applies_to(q.method))
-        {
+        let by_text = |m: &str| m != LISTEN_METHOD && !volatile.applies_to(m);
+        let quick = quick_request(line, &mut fp, by_text).filter(|q| by_text(q.method));
+        if let Some(quick) = quick {
             let f = if quick.fingerprinted || {
                 fp.clear();
                 fingerprint_into(quick.method, quick.params, &mut fp)
