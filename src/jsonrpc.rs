@@ -17,6 +17,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub mod delimiter;
+
 /// A JSON-RPC id. `1` and `"1"` are different ids, so the type is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Id {
@@ -345,7 +347,7 @@ mod shallow {
     fn string_end(b: &[u8], i: usize) -> Option<usize> {
         let mut j = i + 1;
         loop {
-            let k = j + memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
+            let k = j + super::delimiter::quote_or_backslash(b.get(j..)?)?;
             if b[k] == b'\\' {
                 j = k + 2;
             } else {

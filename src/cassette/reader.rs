@@ -8,6 +8,7 @@ use std::sync::Arc;
 #[cfg(test)]
 use super::EntryKind;
 use super::{CassetteError, Entry, Header, Location, MAX_LINE_BYTES, RawObject};
+use crate::jsonrpc::delimiter;
 
 /// Reads a cassette entry by entry. Construct with [`Reader::open`] or [`Reader::new`]; the
 /// header is read and validated up front. Iteration yields entries of every kind, including
@@ -33,7 +34,14 @@ impl Reader<BufReader<File>> {
             path: path.to_owned(),
             source,
         })?;
-        Reader::new(BufReader::with_capacity(256 * 1024, file), path)
+        // Large cassettes are read 256 KiB at a time. A small one gets a buffer its size: a
+        // buffer that large is a fresh mapping from the allocator, and mapping and unmapping
+        // it was a measurable part of a small replay's start-up.
+        let size = file.metadata().map_or(u64::MAX, |meta| meta.len());
+        let capacity = usize::try_from(size.saturating_add(1))
+            .unwrap_or(usize::MAX)
+            .clamp(4 * 1024, 256 * 1024);
+        Reader::new(BufReader::with_capacity(capacity, file), path)
     }
 }
 
@@ -111,7 +119,7 @@ impl<R: BufRead> Reader<R> {
             if available.is_empty() {
                 break;
             }
-            let (take, found) = match memchr_newline(available) {
+            let (take, found) = match delimiter::newline(available) {
                 Some(i) => (i + 1, true),
                 None => (available.len(), false),
             };
@@ -217,10 +225,6 @@ fn shared_line(bytes: &[u8], path: &Path, line: u64) -> Result<Arc<str>, Cassett
     }
 }
 
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    memchr::memchr(b'\n', bytes)
-}
-
 /// What a path holds, for `record --mode once`'s overwrite protection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Existing {
@@ -244,7 +248,7 @@ pub fn looks_like_cassette(path: &Path) -> std::io::Result<Existing> {
     if head.is_empty() {
         return Ok(Existing::Leftover);
     }
-    let Some(end) = memchr_newline(&head) else {
+    let Some(end) = delimiter::newline(&head) else {
         // A first line longer than 64 KiB cannot be judged cheaply; protect it.
         return Ok(if head.len() >= 64 * 1024 {
             Existing::Cassette

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::cassette::{Dir, Entry};
-use crate::jsonrpc::{self, FrameKind, Line};
+use crate::jsonrpc::{self, FrameKind, Line, delimiter};
 use crate::protocol::Era;
 use crate::redact::Redactor;
 
@@ -44,7 +44,7 @@ impl LineSplitter {
     /// Feeds bytes; calls `emit` for every line they complete.
     pub fn push(&mut self, mut bytes: &[u8], mut emit: impl FnMut(Piece<'_>)) {
         while !bytes.is_empty() {
-            match memchr::memchr(b'\n', bytes) {
+            match delimiter::newline(bytes) {
                 Some(i) => {
                     self.take(&bytes[..i]);
                     self.emit_line(&mut emit);

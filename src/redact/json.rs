@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use super::keys::{KeyCtx, KeyRules};
+use crate::jsonrpc::delimiter;
 
 /// The text is not a single JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,14 +135,14 @@ impl<'t> Cursor<'t> {
             // backslash found; the rest are searched quote by quote, which skips runs of `\n`
             // escapes in one step.
             let first =
-                start + memchr::memchr2(b'"', b'\\', &self.bytes[start..]).ok_or(NotJson)?;
+                start + delimiter::quote_or_backslash(&self.bytes[start..]).ok_or(NotJson)?;
             if self.bytes[first] == b'"' {
                 self.i = first + 1;
                 return Ok((&self.text[start..first], false));
             }
             let mut from = first;
             loop {
-                let at = from + memchr::memchr(b'"', &self.bytes[from..]).ok_or(NotJson)?;
+                let at = from + delimiter::quote(&self.bytes[from..]).ok_or(NotJson)?;
                 let backslashes = self.bytes[start..at]
                     .iter()
                     .rev()

@@ -13,6 +13,7 @@ use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
 use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
+use crate::jsonrpc::delimiter;
 use crate::protocol::LISTEN_METHOD;
 
 /// Longest client line accepted whole (a request may carry a large argument).
@@ -49,7 +50,7 @@ pub fn read_bounded(
             break;
         }
         any = true;
-        let (take, done) = match memchr::memchr(b'\n', available) {
+        let (take, done) = match delimiter::newline(available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
@@ -117,7 +118,7 @@ pub fn serve(
                 Err(e) => return Err(e),
             }
         };
-        let written = match memchr::memchr(b'\n', available) {
+        let written = match delimiter::newline(available) {
             // The common case: the whole line is in the buffer already, and is handled there.
             Some(end) => {
                 let line = &available[..end];

@@ -31,6 +31,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::child::{Signal, send_signal};
+use crate::jsonrpc::delimiter;
 
 /// Default bound on one stdout line.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
@@ -386,7 +387,7 @@ async fn read_lines(stdout: impl AsyncRead + Unpin, max: usize, sender: mpsc::Se
             let _ = sender.send(Event::Closed).await;
             return;
         }
-        let (take, complete) = match memchr::memchr(b'\n', chunk) {
+        let (take, complete) = match delimiter::newline(chunk) {
             Some(newline) => (newline, true),
             None => (chunk.len(), false),
         };

@@ -1,0 +1,82 @@
+//! Finding the delimiters of the wire format: the newline that ends a frame, the quote (or
+//! backslash) that ends or interrupts a JSON string.
+//!
+//! Every line of a cassette and every frame on stdio passes through these searches, so they
+//! are vectorised. On x86-64 they use SSE2, which every x86-64 processor has, rather than the
+//! `memchr` crate's entry points: those pick AVX2 at run time, and the first call detects the
+//! processor's features with a dozen `cpuid` instructions. In a virtual machine each `cpuid` traps
+//! to the hypervisor (about 3.6 µs each on the benchmark machine), which made detection the
+//! largest single cost of a replay's cold start after the dynamic loader; the lines these
+//! searches scan are short, so AVX2's wider registers buy nothing here. Other targets use the
+//! crate's entry points, whose vector baseline (NEON on aarch64) needs no detection.
+
+/// Position of the first `\n` in `bytes`.
+pub fn newline(bytes: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
+        return searcher.find(bytes);
+    }
+    memchr::memchr(b'\n', bytes)
+}
+
+/// Position of the first `"` in `bytes`.
+pub fn quote(bytes: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'"') {
+        return searcher.find(bytes);
+    }
+    memchr::memchr(b'"', bytes)
+}
+
+/// Position of the first `"` or `\` in `bytes`: where a JSON string ends or has an escape.
+pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\') {
+        return searcher.find(bytes);
+    }
+    memchr::memchr2(b'"', b'\\', bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn finds_the_first_delimiter() {
+        assert_eq!(newline(b""), None);
+        assert_eq!(newline(b"abc"), None);
+        assert_eq!(newline(b"a\nb\n"), Some(1));
+        assert_eq!(quote(br#"ab"c""#), Some(2));
+        assert_eq!(quote_or_backslash(br#"ab\"c""#), Some(2));
+        assert_eq!(quote_or_backslash(br#"abc""#), Some(3));
+        // Past the first vector and in the tail.
+        let mut long = vec![b'x'; 100];
+        long[70] = b'\n';
+        long[90] = b'"';
+        assert_eq!(newline(&long), Some(70));
+        assert_eq!(quote(&long), Some(90));
+        assert_eq!(quote_or_backslash(&long), Some(90));
+    }
+
+    proptest! {
+        /// The vectorised searches agree with a plain scan, at every length and alignment.
+        #[test]
+        fn agree_with_a_plain_scan(
+            bytes in proptest::collection::vec(
+                prop_oneof![1 => Just(b'\n'), 1 => Just(b'"'), 1 => Just(b'\\'), 40 => any::<u8>()],
+                0..200,
+            ),
+            skip in 0usize..16,
+        ) {
+            let bytes = &bytes[skip.min(bytes.len())..];
+            prop_assert_eq!(newline(bytes), bytes.iter().position(|&b| b == b'\n'));
+            prop_assert_eq!(quote(bytes), bytes.iter().position(|&b| b == b'"'));
+            prop_assert_eq!(
+                quote_or_backslash(bytes),
+                bytes.iter().position(|&b| b == b'"' || b == b'\\')
+            );
+        }
+    }
+}
