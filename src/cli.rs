@@ -4,9 +4,10 @@
 //! purpose: the reference answers an unknown value with a command-specific sentence and exit code
 //! (record/replay exit 1, check exit 2), which clap's generic "invalid value" error cannot give.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 /// Record, replay, check and lint Model Context Protocol sessions.
 #[derive(Debug, Parser)]
@@ -14,6 +15,35 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process's arguments; on `--help`, `--version` or a usage error, prints what
+    /// clap prints and exits with its status.
+    pub fn from_env() -> Self {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        Self::replay_only(&args).unwrap_or_else(|| Self::parse_from(args))
+    }
+
+    /// `mcp-cassette replay …` parsed by a command that knows only replay's arguments.
+    ///
+    /// Test suites spawn `replay` once per test, so its start-up is on their clock, and building
+    /// the whole command line (every subcommand's arguments) was a tenth of that start-up.
+    /// Only a command line that parses cleanly is taken from here; anything else (help,
+    /// version, a usage error) returns `None` and is parsed again by the whole command line,
+    /// so what the user sees and the exit status are the same either way. A test holds the two
+    /// parsers to the same result.
+    fn replay_only(args: &[OsString]) -> Option<Self> {
+        if args.get(1)? != "replay" {
+            return None;
+        }
+        let parser = ReplayArgs::augment_args(clap::Command::new("replay"));
+        let matches = parser.try_get_matches_from(&args[1..]).ok()?;
+        let replay = ReplayArgs::from_arg_matches(&matches).ok()?;
+        Some(Self {
+            command: Command::Replay(replay),
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,4 +236,80 @@ pub struct RulesArgs {
     /// Machine-readable catalogue.
     #[arg(long = "json")]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<OsString> {
+        std::iter::once("mcp-cassette")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect()
+    }
+
+    /// Whatever the replay-only parser accepts, the whole command line parses to the same
+    /// value; whatever it refuses is left to the whole command line.
+    #[test]
+    fn the_replay_only_parser_agrees_with_the_whole_command_line() {
+        let accepted: &[&[&str]] = &[
+            &["replay", "a.jsonl"],
+            &["replay", "--on-miss", "warn", "a.jsonl"],
+            &[
+                "replay",
+                "a.jsonl",
+                "--on-miss=passthrough",
+                "--",
+                "node",
+                "server.js",
+                "--x",
+            ],
+            &[
+                "replay",
+                "a.jsonl",
+                "--volatile",
+                "/a",
+                "--volatile",
+                "tools/call:/b",
+            ],
+            &[
+                "replay",
+                "--listen",
+                "127.0.0.1:0",
+                "--timing",
+                "recorded",
+                "a.jsonl",
+            ],
+            &["replay", "a.jsonl", "--redact-config", "r.json"],
+            &["replay", "-"],
+        ];
+        for words in accepted {
+            let args = args(words);
+            let fast = Cli::replay_only(&args).unwrap_or_else(|| panic!("{words:?} refused"));
+            let whole = Cli::try_parse_from(&args).expect("the whole command line parses it");
+            assert_eq!(format!("{fast:?}"), format!("{whole:?}"), "{words:?}");
+        }
+        let refused: &[&[&str]] = &[
+            &["replay"],
+            &["replay", "--", "a.jsonl"],
+            &["replay", "--help"],
+            &["replay", "-h"],
+            &["replay", "--version"],
+            &["replay", "-V"],
+            &["replay", "a.jsonl", "b.jsonl"],
+            &["replay", "a.jsonl", "--on-miss"],
+            &["replay", "a.jsonl", "--listen", "a", "--listen", "b"],
+            &["replay", "a.jsonl", "--no-such-flag"],
+            &["replay", "a.jsonl", "node", "server.js"],
+            &["--version"],
+            &["help", "replay"],
+            &["record", "-o", "a.jsonl", "--", "node"],
+            &[],
+        ];
+        for words in refused {
+            let args = args(words);
+            assert!(Cli::replay_only(&args).is_none(), "{words:?} accepted");
+        }
+    }
 }

@@ -1,8 +1,6 @@
 //! The `mcp-cassette` binary: parse, dispatch, exit with the command's status.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    let cli = mcp_cassette::cli::Cli::parse();
+    let cli = mcp_cassette::cli::Cli::from_env();
     mcp_cassette::commands::run(cli.command)
 }
