@@ -1,31 +1,57 @@
 //! CAS-C005: does a tool's `inputSchema` compile as JSON Schema?
 //!
-//! The dialect is the reference's choice: draft-07 when the schema's `$schema` mentions
-//! `draft-07`, otherwise the one its `$schema` names, otherwise 2020-12 (the MCP default). The
-//! schema is checked against its dialect's meta-schema and every `$ref` must resolve inside the
-//! document: nothing is ever fetched (the library is built without its HTTP and file
-//! resolvers), so a remote reference is a finding, not a network request.
+//! The reference compiles each schema with Ajv (`strict: false`, formats validated); this is
+//! our own checker for what that compilation refuses, pure and offline:
 //!
-//! Differences from the reference, which compiles with Ajv: the message after
-//! `inputSchema is not valid JSON Schema: ` is this library's, not Ajv's; and a schema declaring
-//! draft-04, draft-06 or 2019-09 is checked under that dialect, where Ajv's 2020-12 instance
-//! refuses the declaration itself.
+//! - the dialect ([`dialect`]): draft-07 when `$schema` mentions `draft-07`, otherwise the one a
+//!   json-schema.org `$schema` URI names, otherwise 2020-12 (the MCP default); any other
+//!   `$schema` URI is refused, since its meta-schema would have to be fetched;
+//! - the dialect's meta-schema, keyword by keyword, at every schema position ([`meta`]);
+//! - every `$ref` (`$recursiveRef`, `$dynamicRef`) resolves inside the document, through JSON
+//!   Pointers, anchors and `$id` bases ([`reference`]); nothing is ever fetched, so a remote
+//!   reference is a finding, not a network request;
+//! - every `pattern` and `patternProperties` key parses as an ECMAScript regular expression with
+//!   the `u` flag, as Ajv compiles them ([`regex_syntax`]).
 //!
-//! Depth is bounded before the library sees the schema: [`MAX_DEPTH`] nested values, the same
-//! limit serde_json parses to, so the compiler's recursion stays shallow whatever the server
-//! sends. Identical schemas are compiled once per run (servers with thousands of tools repeat
-//! a handful of shapes).
+//! Deliberate differences from Ajv: the message after `inputSchema is not valid JSON Schema: `
+//! is ours; a schema declaring draft-04, draft-06 or 2019-09 is checked under that dialect,
+//! where Ajv's 2020-12 instance refuses the declaration itself; only the root's `$schema`
+//! chooses the dialect; a reference into a meta-schema (`…/draft-07/schema#/definitions/x`)
+//! is refused, only whole meta-schemas resolve; and the URI formats of `$id`, `$ref` and
+//! `$schema` are checked leniently (no character a URI can never hold; `$schema` absolute).
+//!
+//! Deliberate differences from the `jsonschema` crate this replaced (the differential test in
+//! `differential.rs` lists each case): patterns follow ECMAScript, not the crate's
+//! translation to fancy-regex, so variable-length look-behind, `\p{…}` names spelled as
+//! JavaScript spells them and `\u{…}` escapes are accepted, while `u`-mode errors such as
+//! `\-` outside a class, `[\d-z]` or a lone `{` are refused; and the meta-schema rules above.
+//!
+//! Depth is bounded before the walk: [`MAX_DEPTH`] nested values, the same limit serde_json
+//! parses to; the walk and the pattern parser are iterative besides. Identical schemas are
+//! checked once per run (servers with thousands of tools repeat a handful of shapes).
+
+mod dialect;
+#[cfg(test)]
+mod differential;
+mod meta;
+mod reference;
+mod regex_syntax;
+mod uri;
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
+use dialect::Dialect;
+
 /// Deepest schema compiled (nested objects and arrays, the root counting as one).
 pub const MAX_DEPTH: usize = 128;
 
-/// Longest library message quoted whole; longer ones are replaced by a masked form that does
-/// not repeat the offending value.
+/// Longest message returned; a longer one is cut (values are quoted short already).
 const MESSAGE_LIMIT: usize = 240;
+
+/// Longest quoted value in a message, in characters.
+const QUOTE_LIMIT: usize = 60;
 
 /// Compiles schemas and remembers the verdicts.
 #[derive(Default)]
@@ -50,23 +76,14 @@ impl SchemaCompiler {
     }
 }
 
-/// Compiles one schema.
+/// Compiles one schema: `Err` says where (a JSON Pointer into the schema) and what is wrong.
 pub fn compile(schema: &Value) -> Result<(), String> {
     if depth_exceeds(schema, MAX_DEPTH) {
         return Err(too_deep());
     }
-    let draft07 = schema
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|dialect| dialect.contains("draft-07"));
-    let mut options = jsonschema::options();
-    if draft07 {
-        options = options.with_draft(jsonschema::Draft::Draft7);
-    }
-    match options.build(schema) {
-        Ok(_) => Ok(()),
-        Err(err) => Err(describe(&err)),
-    }
+    Dialect::of(schema)
+        .and_then(|dialect| reference::Document::new(schema, dialect).check())
+        .map_err(|message| clamp(&message))
 }
 
 /// Why a schema too deep to read (or compile) is refused.
@@ -74,20 +91,21 @@ pub fn too_deep() -> String {
     format!("nests deeper than {MAX_DEPTH} levels, more than mcp-cassette compiles")
 }
 
-fn describe(err: &jsonschema::ValidationError<'_>) -> String {
-    let mut message = err.to_string();
-    if message.chars().count() > MESSAGE_LIMIT {
-        message = err.masked().to_string();
+fn clamp(message: &str) -> String {
+    if message.chars().count() <= MESSAGE_LIMIT {
+        return message.to_owned();
     }
-    if message.chars().count() > MESSAGE_LIMIT {
-        message = message.chars().take(MESSAGE_LIMIT).collect::<String>() + "…";
+    message.chars().take(MESSAGE_LIMIT).collect::<String>() + "…"
+}
+
+/// `text` as a JSON string, cut short when long: messages never echo a long value whole.
+fn quote(text: &str) -> String {
+    if text.chars().count() <= QUOTE_LIMIT {
+        return Value::from(text).to_string();
     }
-    let at = err.instance_path().to_string();
-    if at.is_empty() {
-        message
-    } else {
-        format!("{at}: {message}")
-    }
+    let short: String = text.chars().take(QUOTE_LIMIT).collect();
+    let quoted = Value::from(short).to_string();
+    format!("{}…\"", &quoted[..quoted.len() - 1])
 }
 
 /// Whether `value` nests more than `limit` levels of objects and arrays (the root is level 1).
@@ -180,6 +198,256 @@ mod tests {
             bad = json!({"type": "object", "properties": {"n": bad}});
         }
         assert!(compile(&bad).is_err());
+    }
+
+    /// The problem `compile` reports, for asserting on.
+    fn problem(schema: Value) -> String {
+        compile(&schema).expect_err(&schema.to_string())
+    }
+
+    #[test]
+    fn types() {
+        assert_eq!(
+            problem(json!({"properties": {"x": {"type": "strang"}}})),
+            "/properties/x/type: \"strang\" is not one of the seven JSON types"
+        );
+        assert_eq!(
+            problem(json!({"type": ["string", "string"]})),
+            "/type/1: \"string\" is repeated"
+        );
+        assert_eq!(
+            problem(json!({"type": []})),
+            "/type: is an empty array of types"
+        );
+        assert_eq!(
+            problem(json!({"type": ["null", 3]})),
+            "/type/1: 3 is not a type name"
+        );
+        assert_eq!(compile(&json!({"type": ["null", "integer"]})), Ok(()));
+    }
+
+    #[test]
+    fn arrays_of_schemas_and_names() {
+        assert_eq!(
+            problem(json!({"anyOf": []})),
+            "/anyOf: is empty; it needs at least one schema"
+        );
+        assert_eq!(
+            problem(json!({"allOf": [{}, 5]})),
+            "/allOf/1: 5 is not a schema (an object or a boolean)"
+        );
+        assert_eq!(
+            problem(json!({"required": ["a", 1]})),
+            "/required/1: 1 is not a string"
+        );
+        assert_eq!(
+            problem(json!({"required": ["a", "a"]})),
+            "/required/1: \"a\" is repeated"
+        );
+        assert_eq!(compile(&json!({"required": []})), Ok(()));
+        assert_eq!(
+            problem(json!({"enum": {}})),
+            "/enum: an object is not an array"
+        );
+        assert_eq!(
+            problem(json!({"$schema": "http://json-schema.org/draft-07/schema#", "items": []})),
+            "/items: is an empty array; it needs a schema or at least one"
+        );
+        assert!(
+            compile(&json!({"items": [{}]})).is_err(),
+            "2020-12 items is one schema"
+        );
+        assert_eq!(
+            compile(&json!({"prefixItems": [{}], "items": false})),
+            Ok(())
+        );
+        assert_eq!(
+            problem(json!({"dependencies": {"a": 5}})),
+            "/dependencies/a: 5 is neither a schema nor an array of property names"
+        );
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(
+            problem(json!({"minLength": -1})),
+            "/minLength: -1 is not a non-negative integer"
+        );
+        assert_eq!(
+            problem(json!({"maxItems": 1.5})),
+            "/maxItems: 1.5 is not a non-negative integer"
+        );
+        assert_eq!(compile(&json!({"maxItems": 1.0})), Ok(()));
+        let draft04 =
+            json!({"$schema": "http://json-schema.org/draft-04/schema#", "maxItems": 1.0});
+        assert!(
+            compile(&draft04).is_err(),
+            "draft-04 integers have no fraction part"
+        );
+        assert_eq!(
+            problem(json!({"multipleOf": 0})),
+            "/multipleOf: 0 is not a number greater than 0"
+        );
+        assert_eq!(
+            problem(json!({"minimum": "1"})),
+            "/minimum: \"1\" is not a number"
+        );
+        assert_eq!(
+            problem(json!({"exclusiveMinimum": true})),
+            "/exclusiveMinimum: true is not a number"
+        );
+        let draft04 =
+            json!({"$schema": "http://json-schema.org/draft-04/schema#", "exclusiveMinimum": true});
+        assert_eq!(
+            problem(draft04),
+            "/exclusiveMinimum: needs \"minimum\" beside it (draft-04)"
+        );
+    }
+
+    #[test]
+    fn references_resolve_inside_the_document() {
+        for schema in [
+            json!({"$defs": {"a b": {}}, "$ref": "#/$defs/a%20b"}),
+            json!({"$defs": {"a/b": {}, "c~d": {}}, "allOf": [{"$ref": "#/$defs/a~1b"}, {"$ref": "#/$defs/c~0d"}]}),
+            json!({"properties": {"a": {"$ref": "#"}}}),
+            json!({"x-defs": {"a": {"type": "string"}}, "$ref": "#/x-defs/a"}),
+            json!({"$ref": "https://json-schema.org/draft/2020-12/schema"}),
+        ] {
+            assert_eq!(compile(&schema), Ok(()), "{schema}");
+        }
+        assert_eq!(
+            problem(json!({"properties": {"x": {"$ref": "#/$defs/missing"}}})),
+            "/properties/x/$ref: \"#/$defs/missing\" points at nothing in the schema"
+        );
+        assert_eq!(
+            problem(json!({"$ref": "https://example.com/remote.json"})),
+            "/$ref: \"https://example.com/remote.json\" does not resolve inside the schema \
+             (mcp-cassette fetches nothing)"
+        );
+        // What a reference reaches is checked as a schema, even outside schema keywords.
+        assert_eq!(
+            problem(json!({"x-defs": {"a": {"type": 5}}, "$ref": "#/x-defs/a"})),
+            "/x-defs/a/type: 5 is neither a type name nor an array of them"
+        );
+        assert_eq!(compile(&json!({"x-defs": {"a": {"type": 5}}})), Ok(()));
+        assert!(compile(&json!({"required": ["a"], "$ref": "#/required"})).is_err());
+        // Cycles end.
+        assert_eq!(
+            compile(&json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn anchors() {
+        assert_eq!(
+            compile(&json!({"$defs": {"a": {"$anchor": "here"}}, "$ref": "#here"})),
+            Ok(())
+        );
+        assert_eq!(
+            problem(json!({"$ref": "#there"})),
+            "/$ref: \"#there\" names an anchor the schema does not define"
+        );
+        assert_eq!(
+            problem(json!({"$anchor": "1st"})),
+            "/$anchor: \"1st\" is not a valid anchor name"
+        );
+        let draft07 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"a": {"$id": "#here"}},
+            "properties": {"x": {"$ref": "#here"}}
+        });
+        assert_eq!(compile(&draft07), Ok(()));
+        assert!(compile(&json!({"$id": "https://example.com/s#here"})).is_err());
+        assert_eq!(
+            compile(&json!({"$dynamicAnchor": "meta", "items": {"$dynamicRef": "#meta"}})),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn id_bases() {
+        let nested = json!({
+            "$id": "https://example.com/dir/root.json",
+            "$defs": {
+                "a": {"$id": "a.json", "$defs": {"b": {"$anchor": "b", "type": "integer"}}},
+                "c": {"$id": "../other.json"}
+            },
+            "allOf": [
+                {"$ref": "a.json#b"},
+                {"$ref": "https://example.com/dir/a.json"},
+                {"$ref": "https://example.com/other.json"},
+                {"$ref": "root.json#/$defs/a"}
+            ]
+        });
+        assert_eq!(compile(&nested), Ok(()));
+        assert!(
+            compile(&json!({"$id": "https://example.com/root.json", "$ref": "b.json"})).is_err()
+        );
+        let urn = json!({"$id": "urn:example:root", "$defs": {"a": {}}, "$ref": "urn:example:root#/$defs/a"});
+        assert_eq!(compile(&urn), Ok(()));
+    }
+
+    #[test]
+    fn dialects() {
+        assert_eq!(
+            problem(json!({"$schema": "https://example.com/custom", "type": "object"})),
+            "/$schema: \"https://example.com/custom\" names a meta-schema mcp-cassette does not \
+             ship (it never fetches one)"
+        );
+        let draft06 = json!({"$schema": "http://json-schema.org/draft-06/schema#", "if": 5});
+        assert_eq!(compile(&draft06), Ok(()), "draft-06 has no `if`");
+        let draft07 = json!({"$schema": "http://json-schema.org/draft-07/schema#", "if": 5});
+        assert!(compile(&draft07).is_err());
+        let draft2019 =
+            json!({"$schema": "https://json-schema.org/draft/2019-09/schema", "items": [{}]});
+        assert_eq!(compile(&draft2019), Ok(()));
+        assert_eq!(
+            problem(json!({"$schema": 5})),
+            "/$schema: 5 is not a string"
+        );
+    }
+
+    #[test]
+    fn boolean_schemas() {
+        assert_eq!(
+            compile(&json!({"properties": {"a": true, "b": false}})),
+            Ok(())
+        );
+        let draft04 = json!({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": true}});
+        assert_eq!(
+            problem(draft04),
+            "/properties/a: true is not a schema (an object, in draft-04)"
+        );
+        let draft04 = json!({"$schema": "http://json-schema.org/draft-04/schema#", "additionalProperties": false});
+        assert_eq!(compile(&draft04), Ok(()));
+    }
+
+    #[test]
+    fn patterns() {
+        assert_eq!(
+            compile(&json!({"pattern": "^(?<id>[a-z]+)\\k<id>$"})),
+            Ok(())
+        );
+        assert_eq!(
+            problem(json!({"properties": {"x": {"pattern": "[z-a]"}}})),
+            "/properties/x/pattern: \"[z-a]\" is not a valid ECMAScript regular expression (u \
+             flag): range out of order in character class at offset 4"
+        );
+        assert_eq!(
+            problem(json!({"patternProperties": {"(": {}}})),
+            "/patternProperties/(: \"(\" is not a valid ECMAScript regular expression (u flag): \
+             unterminated group at offset 1"
+        );
+    }
+
+    #[test]
+    fn messages_stay_short() {
+        let long = "x".repeat(10_000);
+        let message = problem(json!({"type": long}));
+        assert!(message.chars().count() < 120, "{message}");
+        let message = problem(json!({"properties": {long.clone(): {"type": 1}}}));
+        assert!(message.chars().count() <= MESSAGE_LIMIT + 1, "{message}");
     }
 
     #[test]
