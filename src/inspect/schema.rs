@@ -7,9 +7,11 @@
 //!   json-schema.org `$schema` URI names, otherwise 2020-12 (the MCP default); any other
 //!   `$schema` URI is refused, since its meta-schema would have to be fetched;
 //! - the dialect's meta-schema, keyword by keyword, at every schema position ([`meta`]);
-//! - every `$ref` (`$recursiveRef`, `$dynamicRef`) resolves inside the document, through JSON
-//!   Pointers, anchors and `$id` bases ([`reference`]); nothing is ever fetched, so a remote
-//!   reference is a finding, not a network request;
+//! - every `$ref` and `$dynamicRef` resolves inside the document, through JSON Pointers,
+//!   anchors and `$id` bases, or names a whole meta-schema of the schema's own dialect
+//!   ([`reference`]); nothing is ever fetched, so a remote reference is a finding, not a network
+//!   request (2019-09's `$recursiveRef` is defined only for `#`, which always resolves, and is
+//!   left alone);
 //! - every `pattern` and `patternProperties` key parses as an ECMAScript regular expression with
 //!   the `u` flag, as Ajv compiles them ([`regex_syntax`]).
 //!
@@ -18,13 +20,19 @@
 //! where Ajv's 2020-12 instance refuses the declaration itself; only the root's `$schema`
 //! chooses the dialect; a reference into a meta-schema (`…/draft-07/schema#/definitions/x`)
 //! is refused, only whole meta-schemas resolve; and the URI formats of `$id`, `$ref` and
-//! `$schema` are checked leniently (no character a URI can never hold; `$schema` absolute).
+//! `$schema` are checked leniently (no character a URI can never hold; `$schema` absolute);
+//! pattern modifiers (`(?i:…)`) and duplicate group names, newer than ES2024, are refused, and
+//! Node versions that accept them exist.
 //!
 //! Deliberate differences from the `jsonschema` crate this replaced (the differential test in
-//! `differential.rs` lists each case): patterns follow ECMAScript, not the crate's
-//! translation to fancy-regex, so variable-length look-behind, `\p{…}` names spelled as
-//! JavaScript spells them and `\u{…}` escapes are accepted, while `u`-mode errors such as
-//! `\-` outside a class, `[\d-z]` or a lone `{` are refused; and the meta-schema rules above.
+//! `differential.rs` lists each case with its reason). Patterns follow ECMAScript with the `u`
+//! flag rather than the crate's translation for fancy-regex, so we accept named
+//! backreferences (`\k<name>`), `\0`, `[\b]`, `[^]` and repetition counts of any size, and refuse
+//! identity escapes (`\-` outside a class, `\_`, `\z`, `\A`), a lone `]` or `}`, `\pL` without
+//! braces, property names in the wrong case, `(?P<name>…)`, `(?i:…)` and POSIX classes
+//! (`[[:alpha:]]`). Like Ajv, which asserts formats on the meta-schema, we refuse a
+//! `$vocabulary` key that is not an absolute URI and a reference keyword holding a character no
+//! URI holds, where the crate treats those formats as annotations.
 //!
 //! Depth is bounded before the walk: [`MAX_DEPTH`] nested values, the same limit serde_json
 //! parses to; the walk and the pattern parser are iterative besides. Identical schemas are
@@ -448,6 +456,63 @@ mod tests {
         assert!(message.chars().count() < 120, "{message}");
         let message = problem(json!({"properties": {long.clone(): {"type": 1}}}));
         assert!(message.chars().count() <= MESSAGE_LIMIT + 1, "{message}");
+    }
+
+    /// JSON built from schema keywords and awkward values, a few levels deep.
+    fn schema_like() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3_i64..4).prop_map(Value::from),
+            Just(json!(1.5)),
+            "[#/a-z$~%0-9(){}\\[\\]]{0,8}".prop_map(Value::from),
+            Just(json!("#")),
+            Just(json!("#/$defs/a")),
+            Just(json!("string")),
+        ];
+        let keys = prop_oneof![
+            Just("type"),
+            Just("properties"),
+            Just("items"),
+            Just("$ref"),
+            Just("$defs"),
+            Just("$id"),
+            Just("$anchor"),
+            Just("pattern"),
+            Just("patternProperties"),
+            Just("allOf"),
+            Just("required"),
+            Just("$schema"),
+            Just("a"),
+            Just("dependencies"),
+            Just("$dynamicRef"),
+            Just("enum"),
+            Just("minLength"),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(keys.clone(), inner, 0..5).prop_map(|members| {
+                    Value::Object(
+                        members
+                            .into_iter()
+                            .map(|(key, value)| (key.to_owned(), value))
+                            .collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Any such value gets a verdict, never a panic, and a problem is short.
+        #[test]
+        fn never_panics(schema in schema_like()) {
+            if let Err(message) = compile(&schema) {
+                proptest::prop_assert!(message.chars().count() <= MESSAGE_LIMIT + 1);
+            }
+        }
     }
 
     #[test]

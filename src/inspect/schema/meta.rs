@@ -4,6 +4,8 @@
 //! schemas and the caller walks them with its own stack. Keywords a dialect does not define are
 //! ignored, as the meta-schemas (which allow additional properties) ignore them.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::dialect::Dialect;
@@ -425,9 +427,12 @@ fn string_array(value: &Value, non_empty: bool) -> Result<(), Problem> {
     unique(items)
 }
 
+/// Uniqueness of strings (`type` and string arrays hold nothing else by the time this runs),
+/// hashed so a huge `required` stays linear.
 fn unique(items: &[Value]) -> Result<(), Problem> {
+    let mut seen = HashSet::new();
     for (index, item) in items.iter().enumerate() {
-        if items[..index].contains(item) {
+        if !seen.insert(item.as_str()) {
             return Err(Problem::new(
                 &[&index.to_string()],
                 format!("{} is repeated", describe(item)),

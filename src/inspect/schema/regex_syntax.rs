@@ -812,6 +812,14 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Any string of regex-ish characters gets a verdict, never a panic.
+        #[test]
+        fn never_panics(pattern in "[\\\\()\\[\\]{}|?*+^$.,:<>=!a-dkpPuUxc0-9-]{0,40}") {
+            let _ = check(&pattern);
+        }
+    }
+
     #[test]
     fn deep_nesting_is_parsed_without_recursion() {
         let deep = "(".repeat(100_000) + &")".repeat(100_000);

@@ -149,6 +149,10 @@ pub fn percent_decode(text: &str) -> Option<String> {
     while let Some(&byte) = bytes.get(at) {
         if byte == b'%' {
             let hex = text.get(at + 1..at + 3)?;
+            // `from_str_radix` would take a sign ("%+1"); a percent-escape is two hex digits.
+            if !hex.bytes().all(|digit| digit.is_ascii_hexdigit()) {
+                return None;
+            }
             out.push(u8::from_str_radix(hex, 16).ok()?);
             at += 3;
         } else {
@@ -198,5 +202,6 @@ mod tests {
         assert_eq!(percent_decode("/a%20b%25").as_deref(), Some("/a b%"));
         assert_eq!(percent_decode("%zz"), None);
         assert_eq!(percent_decode("%ff"), None);
+        assert_eq!(percent_decode("%+1"), None);
     }
 }
