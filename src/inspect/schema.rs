@@ -13,7 +13,7 @@
 //!   request (2019-09's `$recursiveRef` is defined only for `#`, which always resolves, and is
 //!   left alone);
 //! - every `pattern` and `patternProperties` key parses as an ECMAScript regular expression with
-//!   the `u` flag, as Ajv compiles them ([`regex_syntax`]).
+//!   the `u` flag, as Ajv compiles them ([`pattern`]).
 //!
 //! Deliberate differences from Ajv: the message after `inputSchema is not valid JSON Schema: `
 //! is ours; a schema declaring draft-04, draft-06 or 2019-09 is checked under that dialect,
@@ -42,8 +42,8 @@ mod dialect;
 #[cfg(test)]
 mod differential;
 mod meta;
+mod pattern;
 mod reference;
-mod regex_syntax;
 mod uri;
 
 use std::collections::HashMap;

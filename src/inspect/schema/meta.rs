@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::dialect::Dialect;
-use super::{quote, regex_syntax};
+use super::{pattern, quote};
 
 /// What a keyword's value must be.
 #[derive(Clone, Copy)]
@@ -219,7 +219,7 @@ fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Prob
             schema_shape(dialect, member).map_err(here)
         }),
         Shape::PatternSchemaMap => each_member(object(value)?, |key, member| {
-            regex_syntax::check(key).map_err(|why| here(not_a_pattern(key, &why)))?;
+            pattern::check(key).map_err(|why| here(not_a_pattern(key, &why)))?;
             schema_shape(dialect, member).map_err(here)
         }),
         Shape::Dependencies => each_member(object(value)?, |_, member| match member {
@@ -286,7 +286,7 @@ fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Prob
         Shape::Array => array(value).map(drop),
         Shape::Pattern => {
             let pattern = string(value)?;
-            regex_syntax::check(pattern).map_err(|why| here(not_a_pattern(pattern, &why)))
+            pattern::check(pattern).map_err(|why| here(not_a_pattern(pattern, &why)))
         }
         Shape::Id { fragment } => {
             let id = string(value)?;
