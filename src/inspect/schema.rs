@@ -38,6 +38,8 @@
 //! parses to; the walk and the pattern parser are iterative besides. Identical schemas are
 //! checked once per run (servers with thousands of tools repeat a handful of shapes).
 
+#[cfg(test)]
+mod cases;
 mod dialect;
 #[cfg(test)]
 mod differential;
