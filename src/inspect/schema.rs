@@ -176,6 +176,28 @@ mod tests {
     }
 
     #[test]
+    fn enum_and_vocabulary_follow_ajv() {
+        // Ajv's `enum` keyword refuses an empty list under every meta-schema; it does not assert
+        // the `uri` format of `$vocabulary` keys (tests/it/ajv.rs holds us to both).
+        for dialect in [
+            None,
+            Some("http://json-schema.org/draft-04/schema#"),
+            Some("http://json-schema.org/draft-07/schema#"),
+            Some("https://json-schema.org/draft/2019-09/schema"),
+        ] {
+            let mut schema = json!({"properties": {"x": {"enum": []}}});
+            if let Some(uri) = dialect {
+                schema["$schema"] = json!(uri);
+            }
+            let err = compile(&schema).unwrap_err();
+            assert!(err.starts_with("/properties/x/enum: "), "{err}");
+        }
+        assert_eq!(compile(&json!({"enum": [null]})), Ok(()));
+        assert_eq!(compile(&json!({"$vocabulary": {"relative": true}})), Ok(()));
+        assert!(compile(&json!({"$vocabulary": {"relative": 1}})).is_err());
+    }
+
+    #[test]
     fn draft07_is_chosen_by_substring() {
         // `exclusiveMinimum: true` is draft-04 syntax: invalid under draft-07.
         let schema =

@@ -41,6 +41,8 @@ enum Shape {
         non_empty: bool,
     },
     Array,
+    /// `enum`: Ajv's keyword refuses an empty list in every dialect, whatever the meta-schema says.
+    NonEmptyArray,
     Pattern,
     /// `$id`; from 2019-09 on it may not carry a non-empty fragment.
     Id {
@@ -85,7 +87,7 @@ fn shape(dialect: Dialect, keyword: &str) -> Option<Shape> {
         "unevaluatedItems" | "unevaluatedProperties" | "contentSchema" if modern => Shape::Schema,
         // Validation.
         "type" => Shape::Type,
-        "enum" => Shape::Array,
+        "enum" => Shape::NonEmptyArray,
         "const" if dialect != Draft4 => Shape::Any,
         "multipleOf" => Shape::PositiveNumber,
         "maximum" | "minimum" => Shape::Number,
@@ -284,6 +286,12 @@ fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Prob
         },
         Shape::StringArray { non_empty } => string_array(value, non_empty),
         Shape::Array => array(value).map(drop),
+        Shape::NonEmptyArray => {
+            if array(value)?.is_empty() {
+                return Err(here("is empty; it needs at least one value".to_owned()));
+            }
+            Ok(())
+        }
         Shape::Pattern => {
             let pattern = string(value)?;
             pattern::check(pattern).map_err(|why| here(not_a_pattern(pattern, &why)))
@@ -322,12 +330,10 @@ fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Prob
                 )))
             }
         }
-        Shape::Vocabulary => each_member(object(value)?, |key, member| {
-            absolute_uri(key).map_err(here)?;
-            match member {
-                Value::Bool(_) => Ok(()),
-                _ => Err(here(format!("{} is not a boolean", describe(member)))),
-            }
+        // Keys are not checked as URIs: Ajv does not assert the meta-schema's `uri` format here.
+        Shape::Vocabulary => each_member(object(value)?, |_, member| match member {
+            Value::Bool(_) => Ok(()),
+            _ => Err(here(format!("{} is not a boolean", describe(member)))),
         }),
     }
 }
