@@ -1,5 +1,6 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod ajv;
 mod check;
 mod contract;
 mod fixtures;
