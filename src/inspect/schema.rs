@@ -15,14 +15,31 @@
 //! - every `pattern` and `patternProperties` key parses as an ECMAScript regular expression with
 //!   the `u` flag, as Ajv compiles them ([`pattern`]).
 //!
-//! Deliberate differences from Ajv: the message after `inputSchema is not valid JSON Schema: `
-//! is ours; a schema declaring draft-04, draft-06 or 2019-09 is checked under that dialect,
-//! where Ajv's 2020-12 instance refuses the declaration itself; only the root's `$schema`
-//! chooses the dialect; a reference into a meta-schema (`…/draft-07/schema#/definitions/x`)
-//! is refused, only whole meta-schemas resolve; and the URI formats of `$id`, `$ref` and
-//! `$schema` are checked leniently (no character a URI can never hold; `$schema` absolute);
-//! pattern modifiers (`(?i:…)`) and duplicate group names, newer than ES2024, are refused, and
-//! Node versions that accept them exist.
+//! Deliberate differences from Ajv (the integration test `tests/it/ajv.rs` compiles the
+//! differential set with real Ajv and lists each case with its reason): the message after
+//! `inputSchema is not valid JSON Schema: ` is ours; a schema declaring draft-04, draft-06 or
+//! 2019-09 is checked under that dialect, where Ajv's 2020-12 instance refuses the declaration
+//! itself; only the root's `$schema` chooses the dialect; a reference into a meta-schema
+//! (`…/draft-07/schema#/definitions/x`) is refused, only whole meta-schemas resolve; a URI
+//! keyword holding a character no URI can hold is refused (Ajv lets any string through as
+//! `$id`; `$schema` must be absolute); pattern modifiers (`(?i:…)`) and duplicate group names,
+//! newer than ES2024, are refused, and Node versions that accept them exist. Where Ajv departs
+//! from the specifications we follow the specifications:
+//!
+//! - draft-07 is checked against the published meta-schema, so `writeOnly` must be a boolean
+//!   and `enum` may repeat a value (Ajv's bundled copy lacks `writeOnly` and wants unique
+//!   values);
+//! - every `patternProperties` key is parsed, where Ajv's draft-07 instance skips keys whose
+//!   schemas assert nothing;
+//! - `$anchor` and `$dynamicAnchor` are checked only in dialects that define them, and 2020-12
+//!   gives `$recursiveAnchor` and `$recursiveRef` no 2019-09 meaning (Ajv checks anchor syntax in
+//!   every dialect, and its 2020-12 instance implements the two 2019-09 keywords too);
+//! - `$dynamicRef` resolves when the schema is checked (an anchor nobody defines is refused) and
+//!   may be empty, where Ajv wants `#…` and resolves it only while validating;
+//! - an anchor on a root without `$id` resolves, `#/` names the key `""` rather than the root,
+//!   a `$ref` to itself is accepted and a `$ref` to a value that is not a schema refused: Ajv
+//!   fails to resolve the first, reads the second as the root, overflows its stack on the third
+//!   and compiles the fourth.
 //!
 //! Deliberate differences from the `jsonschema` crate this replaced (the differential test in
 //! `differential.rs` lists each case with its reason). Patterns follow ECMAScript with the `u`
@@ -30,9 +47,8 @@
 //! backreferences (`\k<name>`), `\0`, `[\b]`, `[^]` and repetition counts of any size, and refuse
 //! identity escapes (`\-` outside a class, `\_`, `\z`, `\A`), a lone `]` or `}`, `\pL` without
 //! braces, property names in the wrong case, `(?P<name>…)`, `(?i:…)` and POSIX classes
-//! (`[[:alpha:]]`). Like Ajv, which asserts formats on the meta-schema, we refuse a
-//! `$vocabulary` key that is not an absolute URI and a reference keyword holding a character no
-//! URI holds, where the crate treats those formats as annotations.
+//! (`[[:alpha:]]`). We refuse an empty `enum` in every dialect, as Ajv does, and a reference
+//! keyword holding a character no URI holds; the crate lets both through.
 //!
 //! Depth is bounded before the walk: [`MAX_DEPTH`] nested values, the same limit serde_json
 //! parses to; the walk and the pattern parser are iterative besides. Identical schemas are
