@@ -7,6 +7,8 @@
 //! includes this file by path. So it stays self-contained: `serde_json` only, nothing from the
 //! crate, and it is never part of the library's public API.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{Value, json};
 
 /// Every case, named: a corpus or hand-written schema by its compact JSON, a generated one by
@@ -22,6 +24,55 @@ pub fn all() -> Vec<(String, Value)> {
         .collect();
     schemas.extend(mutations());
     schemas
+}
+
+/// The disagreements of one differential run, held against its list of known differences
+/// (name → reason): the run fails on a disagreement not listed, and on a listed one that no
+/// longer occurs, so the list stays true.
+pub struct Tally<'a> {
+    listed: BTreeMap<&'a str, &'a str>,
+    seen: BTreeSet<String>,
+    /// Name → one example: generated names cover several schemas.
+    unexpected: BTreeMap<String, String>,
+}
+
+impl<'a> Tally<'a> {
+    pub fn new(listed: &'a [(&'a str, &'a str)]) -> Self {
+        Tally {
+            listed: listed.iter().copied().collect(),
+            seen: BTreeSet::new(),
+            unexpected: BTreeMap::new(),
+        }
+    }
+
+    /// Records a disagreement on the case (or family) `name`; `detail` describes it for the
+    /// failure message when it is not listed.
+    pub fn disagree(&mut self, name: String, detail: impl FnOnce() -> String) {
+        if self.listed.contains_key(name.as_str()) {
+            self.seen.insert(name);
+        } else {
+            self.unexpected.entry(name).or_insert_with(detail);
+        }
+    }
+
+    /// Fails unless every disagreement was listed and every listed one occurred.
+    pub fn assert_only_listed(&self, compared: usize) {
+        let stale: Vec<&&str> = self
+            .listed
+            .keys()
+            .filter(|name| !self.seen.contains(**name))
+            .collect();
+        assert!(
+            self.unexpected.is_empty() && stale.is_empty(),
+            "{compared} schemas compared\nunexpected differences ({}):\n{}\nlisted but no longer different: {stale:?}",
+            self.unexpected.len(),
+            self.unexpected
+                .iter()
+                .map(|(name, detail)| format!("{name}  {detail}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
 }
 
 fn corpus() -> Vec<Value> {
