@@ -17,7 +17,9 @@ mkdir -p "$WORK"
 command -v hyperfine >/dev/null || { echo "bench-redact: hyperfine is not installed (apt-get install -y hyperfine)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-redact: /usr/bin/time (GNU time) is not installed" >&2; exit 2; }
 
-cargo build --release --quiet --bin mcp-cassette --example gen_cassette
+# The binary alone, as users build it (see bench-replay.sh).
+cargo build --release --quiet --bin mcp-cassette
+cargo build --release --quiet --example gen_cassette
 BIN=target/release/mcp-cassette
 IN="$WORK/bench-${SIZE_MB}mb.jsonl"
 OUT="$WORK/bench-${SIZE_MB}mb.redacted.jsonl"

@@ -16,7 +16,11 @@ COLD_ROUNDS="${3:-500}"
 
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
-cargo build --release --quiet --bin mcp-cassette --example bench_client --example fixture_server
+# The binary alone, as users build it: built together with the examples, the dev-dependencies
+# change feature unification and so every symbol name, and startup.order (build.rs) would no
+# longer apply.
+cargo build --release --quiet --bin mcp-cassette
+cargo build --release --quiet --example bench_client --example fixture_server
 BIN="$PWD/target/release/mcp-cassette"
 CLIENT="$PWD/target/release/examples/bench_client"
 SERVER="$PWD/target/release/examples/fixture_server"

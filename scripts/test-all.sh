@@ -8,3 +8,5 @@ scripts/install-interop.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
+# The start-up layout hint still names the release binary's functions (see build.rs).
+scripts/startup-order.sh --check
