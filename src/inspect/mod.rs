@@ -193,8 +193,8 @@ pub fn inspect(surface: &Surface) -> Vec<CheckFinding> {
 }
 
 /// Builds, ahead of time, what the first inspection would otherwise build on the spot (the lint
-/// patterns; the schema check has nothing to build, and is run once for symmetry), so a caller
-/// can do it on another thread while it waits for a server. Calling it is never required.
+/// patterns; the schema check has nothing to build), so a caller can do it on another thread
+/// while it waits for a server. Calling it is never required.
 pub fn warm_up() {
     let tool = serde_json::json!({
         "name": "warm_up",
@@ -202,7 +202,6 @@ pub fn warm_up() {
         "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}
     });
     let _ = lint::lint_tool(&tool);
-    let _ = schema::compile(&tool["inputSchema"]);
 }
 
 fn listing_failed(code: &str, method: &str, reason: &str) -> CheckFinding {
