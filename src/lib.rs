@@ -25,4 +25,5 @@ pub mod record;
 pub mod redact;
 pub mod replay;
 pub mod report;
+pub mod severity;
 pub mod transport;

@@ -13,7 +13,7 @@ use crate::transport::stdio::{self, Exit, StdioError, StdioTransport};
 /// A boxed future that may cross threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Which kind of transport, because era probing starts differently on each (§5.4): HTTP asks
+/// Which kind of transport, because era probing starts differently on each (docs/check.md, "Eras"): HTTP asks
 /// modern first, stdio legacy first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportKind {

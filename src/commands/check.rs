@@ -67,7 +67,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-/// The SARIF document, anchored as spec §11 orders (a bad `--sarif-location` is an error).
+/// The SARIF document, anchored as docs/sarif.md describes (a bad `--sarif-location` is an error).
 fn sarif_document(args: &CheckArgs, report: &CheckReport) -> anyhow::Result<String> {
     let cwd = std::env::current_dir().context("failed to read the working directory")?;
     let tokens = args

@@ -1,7 +1,7 @@
 //! One file per verb. Commands are the async shell: they read files, spawn processes, print, and
 //! decide exit codes; everything they call below them returns values and errors.
 //!
-//! Exit codes follow the reference, command by command (spec §1): findings are outcomes
+//! Exit codes follow the reference, command by command (each command's page under docs/ has its exit-code table): findings are outcomes
 //! (0 ok, 1 gate failed), failures to inspect or bad usage are 2 for check/snapshot/redact and 1
 //! for record/replay/lint.
 

@@ -4,7 +4,7 @@
 //! Both cassette modes stream: one entry in memory at a time, so any file size runs in the same
 //! memory. `-o` writes to a temporary file beside the output and renames it into place only once
 //! every line is written, so a failure leaves no half-written file and never touches the input.
-//! Exit codes and messages are the reference's (spec §1.7): 0 done or clean, 1 secrets found
+//! Exit codes and messages are the reference's (docs/redaction.md): 0 done or clean, 1 secrets found
 //! (or no cassette given), 2 usage errors and failures, reported as `redact failed: <why>`.
 
 use std::collections::HashSet;

@@ -1,7 +1,7 @@
 //! `snapshot`: write the server's tool contract to a file, or with `--check` compare the live
 //! server with the committed file and fail on drift at or above `--fail-on`.
 //!
-//! Exit codes (spec §1.4): 0 written, or no change at or above the gate; 1 a gating change;
+//! Exit codes (docs/contract.md): 0 written, or no change at or above the gate; 1 a gating change;
 //! 2 anything that stopped the comparison (bad flag, missing or unreadable snapshot, a server
 //! that could not be inspected), printed as `snapshot failed: <why>` unless the reference has
 //! a sentence of its own for it.
@@ -18,7 +18,8 @@ use anyhow::{Context as _, bail};
 
 use crate::cli::SnapshotArgs;
 use crate::client::{Client, ClientOptions, EraChoice};
-use crate::contract::{Change, FailOn, Snapshot, Tier, counts, diff_contracts, should_fail};
+use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
+use crate::report::drift::{json_report, text_report};
 use crate::transport::command_line::tokenize;
 
 pub fn run(args: SnapshotArgs) -> ExitCode {
@@ -154,52 +155,4 @@ fn write_atomically(file: &Path, text: &str) -> anyhow::Result<()> {
         return Err(err).with_context(|| format!("failed to write {}", file.display()));
     }
     Ok(())
-}
-
-/// The text report: `[OK] contract unchanged`, or the changes grouped by tier, a blank line
-/// and the verdict.
-pub fn text_report(changes: &[Change], fail_on: FailOn) -> String {
-    if changes.is_empty() {
-        return "[OK] contract unchanged\n".to_owned();
-    }
-    let mut out = String::new();
-    for tier in Tier::ALL {
-        for c in changes.iter().filter(|c| c.kind == tier) {
-            out.push_str(&format!(
-                "[{}] {}: {} ({})\n",
-                tier.label(),
-                c.subject,
-                c.message,
-                c.rule
-            ));
-        }
-    }
-    let n = counts(changes);
-    out.push_str(&format!(
-        "\nresult: {} ({} breaking, {} dangerous, {} minor, {} info; gate: {})\n",
-        if should_fail(changes, fail_on) {
-            "FAIL"
-        } else {
-            "PASS"
-        },
-        n.breaking,
-        n.dangerous,
-        n.minor,
-        n.info,
-        fail_on.as_str()
-    ));
-    out
-}
-
-/// `{ok, failOn, counts, changes}`, 2-space indented.
-pub fn json_report(changes: &[Change], fail_on: FailOn) -> String {
-    let doc = serde_json::json!({
-        "ok": !should_fail(changes, fail_on),
-        "failOn": fail_on,
-        "counts": counts(changes),
-        "changes": changes,
-    });
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    text.push('\n');
-    text
 }

@@ -1,7 +1,7 @@
 //! The canonical form of an input schema: the same contract spelled the same way, so the drift
 //! walk only ever sees differences a caller could notice.
 //!
-//! What is folded away (spec §7.2, step 3):
+//! What is folded away (docs/contract.md, "How schemas are compared"):
 //! * the prose keys `description`, `title`, `$comment` and `examples`, at every depth (they
 //!   are compared separately, see [`prose`], and can only ever be `info`);
 //! * the order of `required` (sorted, duplicates dropped), of `enum` (sorted by canonical JSON)

@@ -1,5 +1,5 @@
 //! Drift: what changed between the approved contract and the live one, each change under a
-//! stable rule id in one of four tiers (spec §7.2–§7.3).
+//! stable rule id in one of four tiers (docs/contract.md, "Tiers and rule ids").
 //!
 //! * **breaking** — a call that used to work now fails, or we cannot tell that it still works;
 //! * **dangerous** — every old call still validates, but what a caller observes changes;

@@ -26,7 +26,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::client::RawMembers;
-use crate::lint::{self, Level, SubjectKind};
+use crate::lint::{self, SubjectKind};
+use crate::severity::Level;
 
 pub use surface::collect;
 

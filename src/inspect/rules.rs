@@ -2,7 +2,7 @@
 //! `rules`, `--explain` and SARIF. Like the lint ids, these ids are forever: never renamed,
 //! never reused.
 
-use crate::lint::Level;
+use crate::severity::Level;
 
 /// One structural rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -1,4 +1,4 @@
-//! The per-tool structural checks CAS-C001 … CAS-C005 and CAS-C008 (spec §5.2). Pure.
+//! The per-tool structural checks CAS-C001 … CAS-C005 and CAS-C008 (docs/check.md, "Structural rules"). Pure.
 
 use std::collections::HashMap;
 
@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::schema::{SchemaCompiler, too_deep};
 use super::{CheckFinding, Entry};
-use crate::lint::Level;
 use crate::protocol::header_param;
+use crate::severity::Level;
 
 /// CAS-C001: one finding per name that occurs more than once, in order of first occurrence.
 pub fn duplicate_names(tools: &[Entry]) -> Vec<CheckFinding> {

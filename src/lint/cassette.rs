@@ -1,5 +1,5 @@
 //! `lint <cassette>`: does the header agree with its own frames, are the header's newer fields
-//! well formed, and did the recorded server hand the model an injection (spec §9)?
+//! well formed, and did the recorded server hand the model an injection (docs/lint.md)?
 //!
 //! * **Header against frames** (severity error, decides the exit code): a modern-era header
 //!   over an `initialize` handshake, a `sessioned` flag or a standalone GET stream; a stdio
@@ -18,7 +18,7 @@
 //! file. An answer's `result` is walked straight off its JSON text by a serde visitor that
 //! borrows every string it can, never building a `serde_json::Value`.
 //!
-//! Pairing (§9.3): each client request registers its id (typed: `1` and `"1"` differ) with
+//! Pairing (docs/lint.md): each client request registers its id (typed: `1` and `"1"` differ) with
 //! its method; each server response — a frame of its own or inside a `chunks` entry — takes
 //! the most recent request waiting under that id and clears it, since ids are reused across
 //! the connections of one recording.
@@ -348,7 +348,7 @@ fn header_field_warnings(header: &Header) -> Vec<HeaderFinding> {
     out
 }
 
-/// Checks one volatile declaration as replay parses it (spec §4.3), returning replay's
+/// Checks one volatile declaration as replay parses it (docs/replay.md, "Declared volatility"), returning replay's
 /// refusal message.
 pub fn validate_volatile(decl: &str) -> Result<(), String> {
     Declaration::parse(decl)

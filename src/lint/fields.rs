@@ -1,4 +1,4 @@
-//! Which strings of a listing entry the lint reads, under which label and surface (spec §6.4).
+//! Which strings of a listing entry the lint reads, under which label and surface (docs/check.md, "What is read").
 //!
 //! Only string values are collected: a number or boolean carries no instructions. Entries
 //! and members of the wrong type are skipped rather than reported, because a listing may hold

@@ -7,13 +7,13 @@
 //!   show) and a finder from one field's text to an evidence excerpt. The rules know nothing
 //!   about tools, prompts or reports.
 //! * `fields` decides which strings of a listing entry are read, and under which label and
-//!   [`Surface`] (spec §6.4): a tool's `description`, `title`, every text-bearing key of its
+//!   [`Surface`] (docs/check.md, "What is read"): a tool's `description`, `title`, every text-bearing key of its
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
 //!   `description`.
 //! * This module runs, for each field in order, every rule that declares the field's surface,
 //!   in catalogue order, and turns hits into [`Finding`]s with the reference's subject and
-//!   message conventions (spec §5.3).
+//!   message conventions (docs/check.md, "Reports").
 //!
 //! # Levels, caps and ceilings
 //!
@@ -23,7 +23,7 @@
 //! for. After the ceiling, every finding on the prompt, resource and resource-name surfaces is
 //! reported at warn: the reference's release-discipline cap for surfaces added in its 0.7.0,
 //! scheduled to graduate "no earlier than 2026-11-06". Whether that graduation ever shipped is
-//! not known (spec §16.7). **We keep the cap**: it is the reference's documented behaviour,
+//! not known. **We keep the cap**: it is the reference's documented behaviour,
 //! and it is the safe direction, since a user swapping binaries can never see a server turn
 //! red on a surface the reference reports at warn. [`surface_cap`] is the single place to
 //! change if the graduation is confirmed. Findings on recorded output are always warn.
@@ -65,51 +65,7 @@ mod text;
 use fields::Fields;
 use text::Text;
 
-/// How serious a finding is. Ordered `Info < Warn < Error`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Error,
-    Warn,
-    Info,
-}
-
-impl Level {
-    /// The wire spelling: `error`, `warn` or `info`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warn => "warn",
-            Level::Info => "info",
-        }
-    }
-
-    fn rank(self) -> u8 {
-        match self {
-            Level::Info => 0,
-            Level::Warn => 1,
-            Level::Error => 2,
-        }
-    }
-}
-
-impl PartialOrd for Level {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Level {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
-    }
-}
-
-impl std::fmt::Display for Level {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::severity::Level;
 
 /// Can text alone tell the attack from legitimate use?
 ///
@@ -133,7 +89,7 @@ impl Evidence {
     }
 }
 
-/// Where a text came from, which decides the rules that read it (spec §6.2).
+/// Where a text came from, which decides the rules that read it (docs/check.md, "What is read").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Surface {
@@ -227,7 +183,7 @@ impl RuleDoc {
         }
     }
 
-    /// SARIF `properties.tags` for this rule (spec §11): `security`, `evidence/<class>`, one
+    /// SARIF `properties.tags` for this rule (docs/sarif.md): `security`, `evidence/<class>`, one
     /// `OWASP/<id>` per OWASP risk, and the SAFE-MCP technique when there is one.
     pub fn tags(&self) -> Vec<String> {
         let mut tags = vec![
@@ -379,7 +335,7 @@ pub fn lint_resource_template(t: &Value) -> Vec<Finding> {
     )
 }
 
-/// A rule matching text a server returned (spec §9.3). Always reported at warn.
+/// A rule matching text a server returned (docs/lint.md). Always reported at warn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TextHit {
     /// The rule id.
@@ -462,7 +418,7 @@ fn subject_of(value: Option<&Value>, kind: &str) -> String {
     }
 }
 
-/// Run the rules over collected fields and shape the findings (spec §5.3).
+/// Run the rules over collected fields and shape the findings (docs/check.md, "Reports").
 fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
     for field in &fields.list {
@@ -509,7 +465,7 @@ fn retitle(describe: &'static str, kind: SubjectKind) -> Cow<'static, str> {
     }
 }
 
-/// `[REDACTED:<rule>:<hash8>]`, the placeholder the redactor writes (spec §8.2).
+/// `[REDACTED:<rule>:<hash8>]`, the placeholder the redactor writes (docs/redaction.md, "The placeholder").
 static PLACEHOLDER: LazyLock<Regex> = LazyLock::new(|| {
     // A constant pattern; the output-lint tests exercise it.
     Regex::new(r"\[REDACTED:[a-z]+:[0-9a-f]{8}\]").expect("placeholder pattern compiles")

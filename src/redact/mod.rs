@@ -292,7 +292,7 @@ impl Redactor {
         }
     }
 
-    /// The §8.6 hash of the config in force; `None` without a (non-empty) config.
+    /// The config hash (docs/redaction.md, "The config hash") of the config in force; `None` without a (non-empty) config.
     pub fn config_hash(&self) -> Option<&str> {
         self.inner.hash.as_deref()
     }
@@ -313,7 +313,7 @@ impl Redactor {
         (out, count)
     }
 
-    /// Redacts a line that is not a JSON-RPC frame (§8.5): key context when it holds JSON, then
+    /// Redacts a line that is not a JSON-RPC frame (docs/redaction.md, "Raw lines, command and URL"): key context when it holds JSON, then
     /// the shape rules over the whole line; every other byte is kept.
     pub fn redact_raw_line(&self, line: &str) -> (String, usize) {
         let mut count = 0;
@@ -490,7 +490,7 @@ impl HashMismatch {
     }
 }
 
-/// The §8.6 refusal when a cassette's header hash and the given config disagree.
+/// The refusal (docs/redaction.md, "The config hash") when a cassette's header hash and the given config disagree.
 pub fn check_config_hash(recorded: Option<&str>, given: Option<&str>) -> Result<(), HashMismatch> {
     match (recorded, given) {
         (None, None) => Ok(()),

@@ -1,12 +1,15 @@
-//! Reports of `check`: the [`CheckReport`] value with its gates and verdict, and its renderers
-//! ([`text`], [`json`]; SARIF joins them). Renderers return strings; only commands print.
+//! Reports. `check`: the [`CheckReport`] value with its gates and verdict, and its renderers
+//! ([`text`], [`json`], [`sarif`]); `snapshot --check`: [`drift`]; `lint <cassette>`:
+//! [`cassette`]. Renderers return strings; only commands print.
 //!
-//! Gate arithmetic (spec §1.3): a `CAS-L*` finding is judged by the lint gate, every other one
-//! by the structural gate. `never` passes everything, `warn` fails on any finding that is not
-//! `info`, `error` fails on errors only. `never` is a lint gate only, so it can waive the safety
+//! Gate arithmetic (docs/check.md, "Levels and gates"): a `CAS-L*` finding is judged by the
+//! lint gate, every other one by the structural gate. `never` passes everything, `warn` fails
+//! on any finding that is not `info`, `error` fails on errors only. `never` is a lint gate only, so it can waive the safety
 //! lint but never a structural fault, and never a server that could not be inspected (that is
 //! exit 2 before any report exists).
 
+pub mod cassette;
+pub mod drift;
 pub mod json;
 pub mod sarif;
 pub mod text;
@@ -15,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::inspect::CheckFinding;
-use crate::lint::Level;
+use crate::severity::Level;
 
 /// The lowest level a gate fails on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,6 +1,6 @@
 //! SARIF 2.1.0 for `check --format sarif`: what GitHub code scanning reads.
 //!
-//! The document matches the reference's (spec §11) wherever a user could notice: the rule ids
+//! The document matches the reference's (docs/sarif.md) wherever a user could notice: the rule ids
 //! are the CAS ids the terminal prints, levels map `error`/`warn`/`info` to
 //! `error`/`warning`/`note`, only rules that fired are described, and every result carries
 //! `partialFingerprints.mcpCassetteFindingV1` computed exactly as the reference computes it,
@@ -32,7 +32,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::contract::{DEFAULT_FILE, MARKER, tool_name_lines};
-use crate::lint::{Level, SubjectKind};
+use crate::lint::SubjectKind;
+use crate::severity::Level;
 
 /// `$schema` of the document.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";

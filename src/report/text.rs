@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::CheckReport;
-use crate::lint::Level;
+use crate::severity::Level;
 
 /// Renders the report, ending with a newline.
 pub fn render(report: &CheckReport) -> String {

@@ -15,13 +15,13 @@ fn bin() -> &'static str {
 
 /// The reference's files, vendored under `tests/fixtures/reference` (`rel` starts with
 /// `fixtures/`). Always present: a missing one fails the test rather than skipping it.
-fn shared(rel: &str) -> Option<PathBuf> {
+fn shared(rel: &str) -> PathBuf {
     let rel = rel.strip_prefix("fixtures/").unwrap_or(rel);
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/reference")
         .join(rel);
     assert!(p.is_file(), "reference fixture missing: {}", p.display());
-    Some(p)
+    p
 }
 
 /// `--stdio` string for a fixture server mode (paths quoted: the tokenizer honours quotes).
@@ -70,14 +70,14 @@ fn write_update_and_refuse() {
     assert_eq!(stdout(&o), "wrote mcp-contract.snapshot.json (3 tools)\n");
     let written = std::fs::read_to_string(dir.path().join("mcp-contract.snapshot.json")).unwrap();
     assert!(written.ends_with("}\n"));
-    if let Some(reference) = shared("fixtures/reference-0.4/tiny-server.snapshot.json") {
-        // Byte for byte what the reference wrote for the same server, apart from the time.
-        let reference = std::fs::read_to_string(reference).unwrap();
-        assert_eq!(
-            without_captured_at(&written),
-            without_captured_at(&reference)
-        );
-    }
+    // Byte for byte what the reference wrote for the same server, apart from the time.
+    let reference =
+        std::fs::read_to_string(shared("fixtures/reference-0.4/tiny-server.snapshot.json"))
+            .unwrap();
+    assert_eq!(
+        without_captured_at(&written),
+        without_captured_at(&reference)
+    );
     let o = snapshot(dir.path(), &["--stdio", &tiny()], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
@@ -206,10 +206,7 @@ fn reads_the_reference_snapshots() {
             "[BREAKING] broken: tool removed (tool-removed)\n[BREAKING] get_weather: tool removed (tool-removed)\n",
         ),
     ] {
-        let Some(path) = shared(&format!("fixtures/reference-0.4/{name}")) else {
-            eprintln!("skipping: shared fixtures not found");
-            return;
-        };
+        let path = shared(&format!("fixtures/reference-0.4/{name}"));
         let o = snapshot(
             dir.path(),
             &["--check", "-f", path.to_str().unwrap(), "--stdio", &tiny()],
@@ -219,7 +216,7 @@ fn reads_the_reference_snapshots() {
         assert!(stdout(&o).starts_with(expect), "{name}: {}", stdout(&o));
     }
     // The evil server against the evil snapshot: unchanged.
-    let path = shared("fixtures/reference-0.4/tiny-server-evil.snapshot.json").unwrap();
+    let path = shared("fixtures/reference-0.4/tiny-server-evil.snapshot.json");
     let o = snapshot(
         dir.path(),
         &["--check", "-f", path.to_str().unwrap(), "--stdio", &tiny()],
@@ -232,7 +229,7 @@ fn reads_the_reference_snapshots() {
         stderr(&o)
     );
     // A 13-tool snapshot of another server reads fine and reports every tool removed.
-    let path = shared("fixtures/reference-0.4/everything.snapshot.json").unwrap();
+    let path = shared("fixtures/reference-0.4/everything.snapshot.json");
     let o = snapshot(
         dir.path(),
         &[
@@ -325,30 +322,20 @@ fn a_server_with_a_ten_thousand_deep_schema_is_refused_cleanly() {
     assert!(!dir.path().join("mcp-contract.snapshot.json").exists());
 }
 
-/// The Python SDK server; `None` (with the reason printed) when the interop venv is absent.
-fn pydantic_server() -> Option<String> {
+/// The Python SDK server from the interop venv (tests using it are `#[ignore]`d: see
+/// `interop::require_installed`).
+fn pydantic_server() -> String {
+    crate::interop::require_installed();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("interop/.venv/bin/python");
-    if !python.is_file() {
-        // Same rule as the interop suite: absent packages fail the test unless skipping was
-        // asked for in so many words.
-        assert!(
-            std::env::var_os("MCP_CASSETTE_SKIP_INTEROP").is_some(),
-            "{} is absent: run scripts/install-interop.sh (or set MCP_CASSETTE_SKIP_INTEROP=1 to skip)",
-            python.display()
-        );
-        eprintln!("skipping the Pydantic contract test: MCP_CASSETTE_SKIP_INTEROP is set");
-        return None;
-    }
     let script = root.join("interop/python/pydantic_server.py");
-    Some(format!("\"{}\" \"{}\"", python.display(), script.display()))
+    format!("\"{}\" \"{}\"", python.display(), script.display())
 }
 
 #[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
 fn pydantic_defs_change_fails_the_gate() {
-    let Some(server) = pydantic_server() else {
-        return;
-    };
+    let server = pydantic_server();
     let dir = tempfile::tempdir().unwrap();
     let o = snapshot(dir.path(), &["--stdio", &server], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

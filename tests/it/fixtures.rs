@@ -288,7 +288,7 @@ fn tool_names(list: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// The shapes of the lint rules CAS-L001…L005 as spec §6.3 describes them, so the poisoned
+/// The shapes of the lint rules CAS-L001…L005 as docs/check.md describes them, so the poisoned
 /// fixtures are checked against the rules they exist to trip, independently of our linter.
 fn lint_hits(text: &str) -> Vec<&'static str> {
     static RULES: OnceLock<Vec<(&'static str, Regex)>> = OnceLock::new();

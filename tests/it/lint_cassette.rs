@@ -15,10 +15,10 @@ fn lint(cwd: &Path, args: &[&str]) -> Output {
         .expect("run mcp-cassette lint")
 }
 
-fn fixtures_dir() -> Option<PathBuf> {
+fn fixtures_dir() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
     assert!(p.is_dir(), "reference fixtures missing: {}", p.display());
-    Some(p)
+    p
 }
 
 fn out(o: &Output) -> String {
@@ -31,10 +31,7 @@ fn err(o: &Output) -> String {
 
 #[test]
 fn poisoned_output_fixture_gives_the_two_documented_findings() {
-    let Some(dir) = fixtures_dir() else {
-        eprintln!("skipping: shared fixtures not found");
-        return;
-    };
+    let dir = fixtures_dir();
     let rel = "reference-0.8/poisoned-output.cassette.jsonl";
     let o = lint(&dir, &[rel]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
@@ -70,10 +67,7 @@ fn poisoned_output_fixture_gives_the_two_documented_findings() {
 
 #[test]
 fn every_shared_cassette_lints_clean_of_errors() {
-    let Some(dir) = fixtures_dir() else {
-        eprintln!("skipping: shared fixtures not found");
-        return;
-    };
+    let dir = fixtures_dir();
     for sub in ["reference-0.4", "reference-0.8", "corpus-0.4"] {
         for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
             let path = entry.unwrap().path();

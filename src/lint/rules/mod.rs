@@ -89,7 +89,7 @@ pub(crate) static FINDERS: [Finder; 16] = [
 ];
 
 /// The finder a rule uses on recorded output. Only CAS-L006 differs from its declared-surface
-/// finder (narrowed to runs and Tags code points, §9.3).
+/// finder (narrowed to runs and Tags code points, docs/lint.md).
 pub(crate) fn output_finder(index: usize) -> Option<Finder> {
     let doc = DOCS.get(index)?;
     if !doc.surfaces.contains(&super::Surface::Output) {

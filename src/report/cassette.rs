@@ -1,0 +1,56 @@
+//! The `lint <cassette>` report: header errors and warnings, output findings with their
+//! evidence, and the verdict lines (docs/lint.md, "Output").
+
+use crate::lint::cassette::CassetteLint;
+use crate::severity::Level;
+
+/// The text report (docs/lint.md, "Output").
+pub fn text_report(label: &str, lint: &CassetteLint) -> String {
+    let mut out = String::new();
+    for f in &lint.header {
+        if f.severity == Level::Error {
+            out.push_str(&format!("{}: {}\n", f.rule, f.message));
+        } else {
+            out.push_str(&format!("[WARN] {}: {}\n", f.rule, f.message));
+        }
+    }
+    for f in &lint.output {
+        out.push_str(&format!(
+            "[WARN] {} {} #{} {}: {}\n",
+            f.rule,
+            f.method,
+            f.request_label(),
+            f.path,
+            f.message
+        ));
+        if let Some(excerpt) = &f.excerpt {
+            out.push_str(&format!("       evidence: \"{excerpt}\"\n"));
+        }
+    }
+    let errors = lint.errors();
+    if errors == 0 {
+        out.push_str(&format!("{label}: header and frames agree\n"));
+    } else {
+        out.push_str(&format!("{label}: {errors} inconsistency(ies)\n"));
+    }
+    let warnings = lint.warnings();
+    if warnings > 0 {
+        out.push_str(&format!(
+            "{label}: {warnings} warning(s) (reported, not gated)\n"
+        ));
+    }
+    out
+}
+
+/// `{cassette, ok, header, output}`, 2-space indented.
+pub fn json_report(label: &str, lint: &CassetteLint) -> String {
+    let doc = serde_json::json!({
+        "cassette": label,
+        "ok": lint.ok(),
+        "header": lint.header,
+        "output": lint.output,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned());
+    text.push('\n');
+    text
+}

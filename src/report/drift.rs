@@ -1,0 +1,52 @@
+//! The `snapshot --check` report: contract drift, grouped by tier, and the verdict
+//! (docs/contract.md).
+
+use crate::contract::{Change, FailOn, Tier, counts, should_fail};
+
+/// The text report: `[OK] contract unchanged`, or the changes grouped by tier, a blank line
+/// and the verdict.
+pub fn text_report(changes: &[Change], fail_on: FailOn) -> String {
+    if changes.is_empty() {
+        return "[OK] contract unchanged\n".to_owned();
+    }
+    let mut out = String::new();
+    for tier in Tier::ALL {
+        for c in changes.iter().filter(|c| c.kind == tier) {
+            out.push_str(&format!(
+                "[{}] {}: {} ({})\n",
+                tier.label(),
+                c.subject,
+                c.message,
+                c.rule
+            ));
+        }
+    }
+    let n = counts(changes);
+    out.push_str(&format!(
+        "\nresult: {} ({} breaking, {} dangerous, {} minor, {} info; gate: {})\n",
+        if should_fail(changes, fail_on) {
+            "FAIL"
+        } else {
+            "PASS"
+        },
+        n.breaking,
+        n.dangerous,
+        n.minor,
+        n.info,
+        fail_on.as_str()
+    ));
+    out
+}
+
+/// `{ok, failOn, counts, changes}`, 2-space indented.
+pub fn json_report(changes: &[Change], fail_on: FailOn) -> String {
+    let doc = serde_json::json!({
+        "ok": !should_fail(changes, fail_on),
+        "failOn": fail_on,
+        "counts": counts(changes),
+        "changes": changes,
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
