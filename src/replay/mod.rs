@@ -3,14 +3,33 @@
 //! The engine is pure and transport-independent:
 //!
 //! - [`index`] reads a cassette once into pools of recorded answers keyed by [`fingerprint`],
-//!   subscription pools, task polls and the [`schedule`] of server-initiated frames;
-//! - [`session`] matches each client message against them, in the documented order, and returns
-//!   the frames to send ([`session::Exchange`]), re-keyed to the client's ids;
+//!   subscription pools, task polls and the [`schedule`] of server-initiated frames. It is
+//!   immutable once built and shared as `Arc<Index>`;
+//! - [`session`] holds everything one client changes (cursors, consumed answers, released frames,
+//!   subscriptions, counts) and matches each client message against the index, in the documented
+//!   order, returning the frames to send ([`session::Exchange`]) re-keyed to the client's ids. Any
+//!   number of sessions, on any threads, serve from one index;
 //! - [`miss`] explains a request nothing answered, using [`diff`] for the nearest recording;
 //! - [`volatile`] parses declared-volatile fields.
 //!
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout (and [`passthrough`] forwards misses to the
 //! real server and appends what it answered). An HTTP front-end reuses the same session.
+//!
+//! # Layering
+//!
+//! Imports inside `replay` point one way only, down this list (a module may use any module below
+//! it, never one above):
+//!
+//! 1. front-ends: [`stdio`], [`passthrough`];
+//! 2. [`session`] (with its `rekey` and tests);
+//! 3. [`miss`];
+//! 4. [`index`] (its `build` phases over `read`);
+//! 5. [`schedule`];
+//! 6. [`recorded`] (a recorded frame and a recorded answer: the vocabulary of 4 and 5);
+//! 7. [`shape`], [`wire`], [`fingerprint`], [`volatile`], [`diff`], [`canonical`]: text and
+//!    JSON, knowing nothing of cassettes.
+//!
+//! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`]) and the re-exports.
 
 pub mod canonical;
 pub mod diff;
@@ -18,6 +37,7 @@ pub mod fingerprint;
 pub mod index;
 pub mod miss;
 pub mod passthrough;
+pub mod recorded;
 pub mod schedule;
 pub mod session;
 pub mod shape;
