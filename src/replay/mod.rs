@@ -17,19 +17,21 @@
 //!
 //! # Layering
 //!
-//! Imports inside `replay` point one way only, down this list (a module may use any module below
-//! it, never one above):
+//! Imports inside `replay` point one way only, down this list: a module may use any module below
+//! it, never one above (tests excepted).
 //!
-//! 1. front-ends: [`stdio`], [`passthrough`];
-//! 2. [`session`] (with its `rekey` and tests);
-//! 3. [`miss`];
-//! 4. [`index`] (its `build` phases over `read`);
-//! 5. [`schedule`];
-//! 6. [`recorded`] (a recorded frame and a recorded answer: the vocabulary of 4 and 5);
-//! 7. [`shape`], [`wire`], [`fingerprint`], [`volatile`], [`diff`], [`canonical`]: text and
-//!    JSON, knowing nothing of cassettes.
+//! 1. the front-ends, [`stdio`] and [`passthrough`] (passthrough still borrows stdio's line
+//!    reader; that goes with its move onto the one MCP client);
+//! 2. [`session`]: per-session state and matching (with `rekey` beside it);
+//! 3. [`miss`]: explaining a miss;
+//! 4. [`index`]: the immutable index (its `build` phases over `read`);
+//! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
+//! 6. [`recorded`]: a recorded frame and a recorded answer, the vocabulary of 4 and 5;
+//! 7. [`shape`], then [`wire`], then [`fingerprint`]: a request's text, read fast;
+//! 8. [`volatile`], [`diff`], [`canonical`]: JSON values and text, knowing nothing of cassettes.
 //!
-//! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`]) and the re-exports.
+//! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`], the passthrough listen
+//! note) and the re-exports.
 
 pub mod canonical;
 pub mod diff;

@@ -10,12 +10,11 @@
 //! Recorded answers are kept as their exact text with the position of their `id`, so serving one
 //! is two copies and a splice; the rest of the index is small per recorded frame, so the whole
 //! costs about what the recorded frames weigh.
-
 //!
 //! An index is immutable once built and `Send + Sync`, so one `Arc<Index>` serves any number of
 //! sessions on any threads; what a session consumes (cursors, released frames, subscriptions)
-//! lives in the [`Session`](super::Session), never here. [`build`] turns a cassette into one, in
-//! named phases.
+//! lives in the [`Session`](super::Session), never here. [`Index::build`] turns a cassette into
+//! one, in named phases.
 
 mod build;
 mod read;

@@ -38,6 +38,7 @@ pub(super) struct RequestItem {
     pub(super) shape: ShapeRef,
 }
 
+/// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
 pub(super) struct ServerItem {
     pub(super) t: u64,
     pub(super) entry: usize,

@@ -197,8 +197,10 @@ impl Session {
     /// `redactor` must hold the rules the cassette was recorded under (its config hash checked by
     /// the caller); it redacts incoming requests when the cassette is redacted, and every
     /// diagnosis always.
+    ///
     /// The session starts at the beginning of the recording, whatever other sessions over the
-    /// same index have consumed.
+    /// same index have consumed: many sessions (one per HTTP client session, say) share one
+    /// `index`, each allocating here its own flags and cursors, in proportion to it.
     pub fn new(index: Arc<Index>, redactor: Rules, on_miss: OnMiss) -> Session {
         Session {
             consumed: vec![false; index.pairs.len()],
