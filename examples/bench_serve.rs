@@ -9,6 +9,7 @@
 
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_cassette::cassette::Reader;
@@ -28,7 +29,7 @@ fn main() -> anyhow::Result<()> {
         let reader = Reader::open(Path::new(cassette))?;
         let header = reader.header().clone();
         let index = Index::build(header, reader, &[], Path::new(cassette))?;
-        let mut session = Session::new(index, Rules::new(None), OnMiss::Error);
+        let mut session = Session::new(Arc::new(index), Rules::new(None), OnMiss::Error);
         let mut sink = io::sink();
         let start = Instant::now();
         stdio::serve(&mut session, &input[..], &mut sink, &mut io::sink(), None)?;

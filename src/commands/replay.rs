@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 
@@ -86,7 +87,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         );
         Passthrough::new(args.command.clone(), appender)
     });
-    let mut session = Session::new(index, redactor, on_miss);
+    let mut session = Session::new(Arc::new(index), redactor, on_miss);
 
     let mut diag = std::io::stderr();
     let stdin = std::io::stdin();

@@ -1,10 +1,10 @@
 //! `lint <cassette>`: does the header agree with its own frames, are the header's newer fields
 //! well formed, and did the recorded server hand the model an injection (docs/lint.md)?
 //!
-//! * **Header against frames** (severity error, decides the exit code): a modern-era header
-//!   over an `initialize` handshake, a `sessioned` flag or a standalone GET stream; a stdio
-//!   header carrying a `url` or over `chunks` entries; an HTTP header carrying a spawn
-//!   `command`.
+//! * **Header against frames** (severity error, decides the exit code): the contradictions of
+//!   [`crate::cassette::consistency`] (a modern-era header over an `initialize` handshake, a
+//!   `sessioned` flag or a standalone GET stream; a stdio header carrying a `url` or over
+//!   `chunks` entries; an HTTP header carrying a spawn `command`).
 //! * **Newer header fields** (warn, never gating): a malformed `volatile` list or declaration,
 //!   a `redaction.configHash` that is not a sha256 hex digest.
 //! * **Recorded output** (warn, never gating): every string under the `result` of an answer to
@@ -32,12 +32,10 @@ use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Level;
+use crate::cassette::consistency::{Observed, contradictions};
 use crate::cassette::volatile::Declaration;
-use crate::cassette::{
-    CassetteError, Dir, Entry, EntryKind, Header, Reader, Transport, for_each_entry,
-};
+use crate::cassette::{CassetteError, Dir, Entry, EntryKind, Header, Reader, for_each_entry};
 use crate::jsonrpc::{Frame, FrameKind, Id};
-use crate::protocol::Era;
 
 /// The methods whose answers carry text written for the model to read.
 pub const OUTPUT_METHODS: [&str; 5] = [
@@ -128,9 +126,8 @@ impl CassetteLint {
 pub struct CassetteLinter {
     /// Typed id → index into [`OUTPUT_METHODS`], for output requests awaiting an answer.
     pending: HashMap<String, usize>,
-    asked_initialize: bool,
-    saw_chunks: bool,
-    saw_get_stream: bool,
+    /// What the frames showed, for the header-versus-frames contradictions.
+    observed: Observed,
     output: Vec<OutputFinding>,
 }
 
@@ -164,8 +161,7 @@ impl CassetteLinter {
             EntryKind::Chunks {
                 via_get, chunks, ..
             } => {
-                self.saw_chunks = true;
-                self.saw_get_stream |= *via_get;
+                self.observed.chunks(*via_get);
                 // A streamed answer is the same answer, delivered in pieces.
                 for chunk in chunks {
                     self.server_frame(&chunk.frame);
@@ -183,7 +179,7 @@ impl CassetteLinter {
             return;
         };
         if method == "initialize" {
-            self.asked_initialize = true;
+            self.observed.initialize = true;
         }
         let key = typed_key(id);
         // Only output requests are remembered; any other request under the same id is the
@@ -239,57 +235,15 @@ impl CassetteLinter {
     /// Ends the run: judges the header against what the frames showed.
     pub fn finish(self, header: &Header) -> CassetteLint {
         let mut findings = Vec::new();
-        let mut error = |rule: &'static str, message: &str| {
-            findings.push(HeaderFinding {
-                rule,
+        // The rule is the cassette's own (replay prints the same contradictions as warnings);
+        // lint makes each one an error.
+        findings.extend(contradictions(header, &self.observed).into_iter().map(|c| {
+            HeaderFinding {
+                rule: c.rule,
                 severity: Level::Error,
-                message: message.to_owned(),
-            });
-        };
-        if header.effective_era() == Era::Modern {
-            if self.asked_initialize {
-                error(
-                    "era-handshake",
-                    "era is \"modern\" but the cassette records an `initialize` request; the modern era has no handshake",
-                );
+                message: c.message.to_owned(),
             }
-            if header.sessioned() {
-                error(
-                    "era-sessioned",
-                    "era is \"modern\" but the header says `sessioned`; the modern era removed sessions entirely",
-                );
-            }
-            if self.saw_get_stream {
-                error(
-                    "era-get-stream",
-                    "era is \"modern\" but a stream is recorded as `via:\"get\"`; the modern era removed the standalone GET stream",
-                );
-            }
-        }
-        match header.transport() {
-            Transport::Stdio => {
-                if header.url().is_some() {
-                    error(
-                        "transport-url",
-                        "transport is \"stdio\" but the header carries a `url`",
-                    );
-                }
-                if self.saw_chunks {
-                    error(
-                        "transport-chunks",
-                        "transport is \"stdio\" but the cassette records a streamed answer; `chunks` entries only come from HTTP",
-                    );
-                }
-            }
-            Transport::Http => {
-                if header.command().is_some() {
-                    error(
-                        "transport-command",
-                        "transport is \"http\" but the header carries a spawn `command`",
-                    );
-                }
-            }
-        }
+        }));
         findings.extend(header_field_warnings(header));
         CassetteLint {
             header: findings,

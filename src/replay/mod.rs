@@ -3,14 +3,35 @@
 //! The engine is pure and transport-independent:
 //!
 //! - [`index`] reads a cassette once into pools of recorded answers keyed by [`fingerprint`],
-//!   subscription pools, task polls and the [`schedule`] of server-initiated frames;
-//! - [`session`] matches each client message against them, in the documented order, and returns
-//!   the frames to send ([`session::Exchange`]), re-keyed to the client's ids;
+//!   subscription pools, task polls and the [`schedule`] of server-initiated frames. It is
+//!   immutable once built and shared as `Arc<Index>`;
+//! - [`session`] holds everything one client changes (cursors, consumed answers, released frames,
+//!   subscriptions, counts) and matches each client message against the index, in the documented
+//!   order, returning the frames to send ([`session::Exchange`]) re-keyed to the client's ids. Any
+//!   number of sessions, on any threads, serve from one index;
 //! - [`miss`] explains a request nothing answered, using [`diff`] for the nearest recording;
 //! - [`volatile`] parses declared-volatile fields.
 //!
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout (and [`passthrough`] forwards misses to the
 //! real server and appends what it answered). An HTTP front-end reuses the same session.
+//!
+//! # Layering
+//!
+//! Imports inside `replay` point one way only, down this list: a module may use any module below
+//! it, never one above (tests excepted).
+//!
+//! 1. the front-ends, [`stdio`] and [`passthrough`] (passthrough still borrows stdio's line
+//!    reader; that goes with its move onto the one MCP client);
+//! 2. [`session`]: per-session state and matching (with `rekey` beside it);
+//! 3. [`miss`]: explaining a miss;
+//! 4. [`index`]: the immutable index (its `build` phases over `read`);
+//! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
+//! 6. [`recorded`]: a recorded frame and a recorded answer, the vocabulary of 4 and 5;
+//! 7. [`shape`], then [`wire`], then [`fingerprint`]: a request's text, read fast;
+//! 8. [`volatile`], [`diff`], [`canonical`]: JSON values and text, knowing nothing of cassettes.
+//!
+//! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`], the passthrough listen
+//! note) and the re-exports.
 
 pub mod canonical;
 pub mod diff;
@@ -18,6 +39,7 @@ pub mod fingerprint;
 pub mod index;
 pub mod miss;
 pub mod passthrough;
+pub mod recorded;
 pub mod schedule;
 pub mod session;
 pub mod shape;

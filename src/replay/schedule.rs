@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 
 use super::LookupMap;
-use super::index::Recorded;
+use super::recorded::Recorded;
 
 /// A recorded server frame's role in the walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,24 +43,33 @@ pub enum Event {
     Arrived { role: Role, frame: usize },
 }
 
-/// The frames to release around answers.
+/// Frames released together around one answer, and the slot that records, per session, whether
+/// they have been released (see [`Released`]).
+#[derive(Debug)]
+struct Batch {
+    slot: u32,
+    frames: Vec<Recorded>,
+}
+
+/// The frames to release around answers. Built once and never changed: what one session has
+/// released is that session's [`Released`].
 #[derive(Debug, Default)]
 pub struct Schedule {
     /// Due at the very start: nothing precedes them in the recording.
-    pub initial: Vec<Recorded>,
+    initial: Vec<Recorded>,
     /// Released just before the answer to the keyed request.
-    pub before: LookupMap<usize, Vec<Recorded>>,
+    before: LookupMap<usize, Batch>,
     /// Released right after the answer to the keyed request.
-    pub after: LookupMap<usize, Vec<Recorded>>,
+    after: LookupMap<usize, Batch>,
     /// Server-initiated requests in the recording (never replayed).
-    pub server_requests: usize,
+    server_requests: usize,
 }
 
 impl Schedule {
     /// Builds the schedule from events already in wire order; `take` hands over the frame a
     /// scheduled event names.
     pub fn build(events: Vec<Event>, mut take: impl FnMut(usize) -> Option<Recorded>) -> Schedule {
-        let mut schedule = Schedule::default();
+        let mut placed = Placed::default();
         let mut anchor: Option<usize> = None;
         let mut outstanding: HashSet<usize> = HashSet::new();
         let mut pending: Vec<Recorded> = Vec::new();
@@ -75,7 +84,7 @@ impl Schedule {
                     Role::Answers(request) => {
                         outstanding.remove(&request);
                         if !pending.is_empty() {
-                            schedule
+                            placed
                                 .before
                                 .entry(request)
                                 .or_default()
@@ -86,12 +95,12 @@ impl Schedule {
                     Role::Push => {
                         let Some(frame) = take(frame) else { continue };
                         if outstanding.is_empty() {
-                            schedule.place_after(anchor, frame);
+                            placed.after(anchor, frame);
                         } else {
                             pending.push(frame);
                         }
                     }
-                    Role::ServerRequest => schedule.server_requests += 1,
+                    Role::ServerRequest => placed.server_requests += 1,
                     Role::InStream | Role::Skip => {}
                 },
             }
@@ -99,30 +108,147 @@ impl Schedule {
         // The recording ended with a request outstanding: there is no answer left for these to
         // precede, so they take the place they would have had without it.
         for frame in pending {
-            schedule.place_after(anchor, frame);
+            placed.after(anchor, frame);
         }
-        schedule
+        placed.finish()
     }
 
-    fn place_after(&mut self, anchor: Option<usize>, frame: Recorded) {
+    /// The frames due before any request.
+    pub fn initial(&self) -> &[Recorded] {
+        &self.initial
+    }
+
+    /// The frames released just before the answer to recorded request `anchor`.
+    pub fn before(&self, anchor: usize) -> &[Recorded] {
+        self.before.get(&anchor).map_or(&[], |b| &b.frames)
+    }
+
+    /// The frames released right after the answer to recorded request `anchor`.
+    pub fn after(&self, anchor: usize) -> &[Recorded] {
+        self.after.get(&anchor).map_or(&[], |b| &b.frames)
+    }
+
+    /// Server-initiated requests in the recording (never replayed).
+    pub fn server_requests(&self) -> usize {
+        self.server_requests
+    }
+
+    /// How many batches there are: the size of a session's [`Released`].
+    fn batches(&self) -> usize {
+        self.before.len() + self.after.len()
+    }
+}
+
+/// The schedule while it is being built: plain lists, numbered into batches at the end.
+#[derive(Default)]
+struct Placed {
+    initial: Vec<Recorded>,
+    before: LookupMap<usize, Vec<Recorded>>,
+    after: LookupMap<usize, Vec<Recorded>>,
+    server_requests: usize,
+}
+
+impl Placed {
+    fn after(&mut self, anchor: Option<usize>, frame: Recorded) {
         match anchor {
             Some(a) => self.after.entry(a).or_default().push(frame),
             None => self.initial.push(frame),
         }
     }
 
+    fn finish(self) -> Schedule {
+        let mut slot = 0u32;
+        let mut number = |map: LookupMap<usize, Vec<Recorded>>| -> LookupMap<usize, Batch> {
+            let mut out = LookupMap::with_capacity_and_hasher(map.len(), Default::default());
+            for (anchor, frames) in map {
+                out.insert(anchor, Batch { slot, frames });
+                slot += 1;
+            }
+            out
+        };
+        let before = number(self.before);
+        let after = number(self.after);
+        Schedule {
+            initial: self.initial,
+            before,
+            after,
+            server_requests: self.server_requests,
+        }
+    }
+}
+
+/// One session's progress through a [`Schedule`]: which of its batches were released. A flag per
+/// batch, allocated when the session starts, so releasing one allocates nothing.
+#[derive(Debug, Clone)]
+pub struct Released {
+    initial: bool,
+    batches: Vec<bool>,
+}
+
+impl Released {
+    pub fn new(schedule: &Schedule) -> Released {
+        Released {
+            initial: false,
+            batches: vec![false; schedule.batches()],
+        }
+    }
+
+    /// The frames the recording opens with, the first time; nothing after that.
+    pub fn initial<'s>(&mut self, schedule: &'s Schedule) -> &'s [Recorded] {
+        if std::mem::replace(&mut self.initial, true) {
+            return &[];
+        }
+        &schedule.initial
+    }
+
+    /// The frames due just before the answer to `anchor`, unless already released.
+    pub fn before<'s>(&mut self, schedule: &'s Schedule, anchor: usize) -> &'s [Recorded] {
+        if schedule.before.is_empty() {
+            return &[];
+        }
+        self.take(schedule.before.get(&anchor))
+    }
+
+    /// The frames due right after the answer to `anchor`, unless already released.
+    pub fn after<'s>(&mut self, schedule: &'s Schedule, anchor: usize) -> &'s [Recorded] {
+        if schedule.after.is_empty() {
+            return &[];
+        }
+        self.take(schedule.after.get(&anchor))
+    }
+
+    fn take<'s>(&mut self, batch: Option<&'s Batch>) -> &'s [Recorded] {
+        let Some(batch) = batch else { return &[] };
+        let released = &mut self.batches[batch.slot as usize];
+        if std::mem::replace(released, true) {
+            return &[];
+        }
+        &batch.frames
+    }
+
     /// Frames still waiting: their anchor was never answered in this session.
-    pub fn pending(&self) -> usize {
-        self.initial.len()
-            + self.before.values().map(Vec::len).sum::<usize>()
-            + self.after.values().map(Vec::len).sum::<usize>()
+    pub fn pending(&self, schedule: &Schedule) -> usize {
+        let waiting = |b: &Batch| {
+            if self.batches[b.slot as usize] {
+                0
+            } else {
+                b.frames.len()
+            }
+        };
+        let initial = if self.initial {
+            0
+        } else {
+            schedule.initial.len()
+        };
+        initial
+            + schedule.before.values().map(waiting).sum::<usize>()
+            + schedule.after.values().map(waiting).sum::<usize>()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::index::Recorded;
 
     const NAMES: [&str; 7] = [
         "answer",
@@ -186,10 +312,23 @@ mod tests {
             ],
             |i| Some(note(NAMES[i])),
         );
-        assert_eq!(names(&s.initial), ["hello"]);
-        assert_eq!(names(&s.before[&0]), ["progress"]);
-        assert_eq!(names(&s.after[&0]), ["changed", "while-unanswered", "tail"]);
-        assert_eq!(s.server_requests, 1);
-        assert_eq!(s.pending(), 5);
+        assert_eq!(names(s.initial()), ["hello"]);
+        assert_eq!(names(s.before(0)), ["progress"]);
+        assert_eq!(names(s.after(0)), ["changed", "while-unanswered", "tail"]);
+        assert_eq!(s.server_requests(), 1);
+
+        // A session releases each batch once; another session starts from the beginning.
+        let mut one = Released::new(&s);
+        assert_eq!(one.pending(&s), 5);
+        assert_eq!(names(one.before(&s, 0)), ["progress"]);
+        assert!(one.before(&s, 0).is_empty());
+        assert_eq!(names(one.initial(&s)), ["hello"]);
+        assert!(one.initial(&s).is_empty());
+        assert_eq!(one.pending(&s), 3);
+        assert_eq!(one.after(&s, 0).len(), 3);
+        assert_eq!(one.pending(&s), 0);
+        let mut two = Released::new(&s);
+        assert_eq!(two.pending(&s), 5);
+        assert_eq!(names(two.before(&s, 0)), ["progress"]);
     }
 }

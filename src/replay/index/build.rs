@@ -1,0 +1,582 @@
+//! Building an [`Index`] from a cassette, in phases. Each phase is a function that produces what
+//! the next one reads, and drops what no later phase needs (on a large cassette the peak memory is
+//! set here):
+//!
+//! 1. [`Recording::read`] (in `read`) reads the entries once, reducing every frame to what the later phases
+//!    need (a request to its fingerprint and shape, a server frame to its recording and id), and
+//!    notes what the header must agree with;
+//! 2. [`Replies::pair`] pairs each answer with the oldest request waiting under its id, in file
+//!    order;
+//! 3. [`wire_order`] sorts every frame into wire order and pairs acknowledgments with listens;
+//! 4. [`events`] gives every server frame its role, for [`Schedule::build`];
+//! 5. [`assemble`] moves the answers into pairs and listens, pools them by fingerprint and by
+//!    method, and reads where each recorded task was left.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::read::{InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey};
+use super::{
+    Answer, CorpusEntry, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
+};
+use crate::cassette::consistency::contradictions;
+use crate::cassette::{CassetteError, Entry, Header};
+use crate::jsonrpc::FrameKind;
+use crate::replay::schedule::{Event, Role, Schedule};
+use crate::replay::volatile::VolatileSet;
+use crate::replay::{LookupMap, LookupSet};
+
+impl Index {
+    /// Builds the index from a cassette's header and entries. `invocation_volatile` are the
+    /// `--volatile` declarations, added after the header's own.
+    pub fn build(
+        header: Header,
+        entries: impl IntoIterator<Item = Result<Entry, CassetteError>>,
+        invocation_volatile: &[String],
+        path: &Path,
+    ) -> Result<Index, IndexError> {
+        let volatile = VolatileSet::build(header.volatile().as_ref(), invocation_volatile)?;
+        let mut recording = Recording::read(entries, &volatile, path)?;
+        let mut warnings = std::mem::take(&mut recording.warnings);
+        warnings.extend(
+            contradictions(&header, &recording.observed)
+                .into_iter()
+                .map(|c| c.message.to_owned()),
+        );
+        let replies = Replies::pair(std::mem::take(&mut recording.order), &recording);
+        let (timeline, acks) = wire_order(&recording, &replies);
+        let events = events(&recording, &replies, &acks, timeline);
+        let schedule = Schedule::build(events, |i| recording.servers[i].rec.take());
+        Ok(assemble(
+            recording,
+            &replies,
+            acks,
+            Kept {
+                header,
+                schedule,
+                volatile,
+                warnings,
+            },
+        ))
+    }
+
+    /// Reads, for every `tasks/get` pool, where the recording left the task.
+    fn read_task_polls(&mut self, task_ids: &LookupMap<usize, String>) {
+        for (&fp, task_id) in task_ids {
+            let pool = self.pool(fp);
+            let (Some(&last), polls) = (pool.last(), pool.len()) else {
+                continue;
+            };
+            let last = last as usize;
+            let status = self.pairs[last]
+                .answer
+                .response()
+                .and_then(|r| serde_json::from_str::<Value>(r.text()).ok())
+                .and_then(|v| {
+                    v.pointer("/result/status")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+            if let Some(status) = status {
+                let terminal = matches!(status.as_str(), "completed" | "failed" | "cancelled");
+                self.fp_info[fp].task = Some(Box::new(TaskPolls {
+                    task_id: task_id.clone(),
+                    status,
+                    terminal,
+                    polls,
+                    last,
+                }));
+            }
+        }
+    }
+}
+
+// ---- Phase 2: pairing answers with requests ----
+
+/// What answers a request: a server frame or a stream, by index.
+#[derive(Clone, Copy)]
+enum Reply {
+    Frame(usize),
+    Stream(usize),
+}
+
+/// Phase 2's product: which frame or stream answers each request.
+struct Replies {
+    /// By request.
+    of: Vec<Option<Reply>>,
+    /// Responses that close a listen gracefully: scheduled like a notification, not answers.
+    closures: LookupSet<usize>,
+    /// Streams a listen opened.
+    listen_streams: LookupSet<usize>,
+    /// The standalone GET stream that is served (the first one).
+    standalone: Option<usize>,
+}
+
+impl Replies {
+    /// Phase 2: walks the frames in file order (`order`, consumed), giving each answer to the
+    /// oldest request still waiting under its id.
+    fn pair(order: Vec<InOrder>, rec: &Recording) -> Replies {
+        let (requests, servers, streams) = (&rec.requests, &rec.servers, &rec.streams);
+        let mut replies = Replies {
+            of: vec![None; requests.len()],
+            closures: LookupSet::default(),
+            listen_streams: LookupSet::default(),
+            standalone: None,
+        };
+        let mut waiting: LookupMap<String, VecDeque<usize>> = LookupMap::default();
+        let mut early: LookupMap<String, VecDeque<usize>> = LookupMap::default();
+        for item in &order {
+            match *item {
+                InOrder::Request(r) => {
+                    let key = requests[r].key.clone();
+                    if !requests[r].listen {
+                        if let Some(s) = pop_early(&mut early, &key) {
+                            replies.of[r] = Some(Reply::Frame(s));
+                            continue;
+                        }
+                    }
+                    waiting.entry(key).or_default().push_back(r);
+                }
+                InOrder::Server(s) => {
+                    let item = &servers[s];
+                    if !item.is_response() {
+                        continue;
+                    }
+                    let Some(key) = item.id.as_deref().map(String::from) else {
+                        continue;
+                    };
+                    // A listen's graceful closure tags its result with the listen id; anything
+                    // else is an ordinary answer.
+                    let closes_listen = item.tag.as_deref() == Some(key.as_str());
+                    match take_waiting(&mut waiting, &key, requests, closes_listen) {
+                        Some(r) if requests[r].listen => {
+                            replies.closures.insert(s);
+                        }
+                        Some(r) => replies.of[r] = Some(Reply::Frame(s)),
+                        None => early.entry(key).or_default().push_back(s),
+                    }
+                }
+                InOrder::Stream(st) => {
+                    let Some(id) = streams[st].id.as_ref() else {
+                        // One standalone GET endpoint: the first such stream is served, the others
+                        // are ignored.
+                        if replies.standalone.is_none() {
+                            replies.standalone = Some(st);
+                        }
+                        continue;
+                    };
+                    let key = id_key(id);
+                    let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
+                    match take_waiting(&mut waiting, &key, requests, opens_listen) {
+                        Some(r) if requests[r].listen => {
+                            replies.listen_streams.insert(st);
+                        }
+                        Some(r) if !streams[st].frames.is_empty() => {
+                            replies.of[r] = Some(Reply::Stream(st))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        replies
+    }
+
+    /// The server frame that ends request `r`'s answer.
+    fn last_frame(&self, r: usize, streams: &[StreamItem]) -> Option<usize> {
+        match self.of[r] {
+            Some(Reply::Frame(s)) => Some(s),
+            Some(Reply::Stream(st)) => streams[st].frames.last().copied(),
+            None => None,
+        }
+    }
+}
+
+/// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
+/// closure or a subscription stream) and an ordinary request otherwise.
+fn take_waiting(
+    waiting: &mut LookupMap<String, VecDeque<usize>>,
+    key: &str,
+    requests: &[RequestItem],
+    listen_first: bool,
+) -> Option<usize> {
+    let queue = waiting.get_mut(key)?;
+    let at = queue
+        .iter()
+        .position(|&r| requests[r].listen == listen_first)
+        .or(if queue.is_empty() { None } else { Some(0) })?;
+    let taken = queue.remove(at);
+    if queue.is_empty() {
+        // Ids are mostly unique: keeping an empty queue per answered id would make this map as
+        // large as the recording (5 MB for 50,000 calls) instead of as large as what is in flight.
+        waiting.remove(key);
+    }
+    taken
+}
+
+/// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
+fn pop_early(early: &mut LookupMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
+    let queue = early.get_mut(key)?;
+    let first = queue.pop_front();
+    if queue.is_empty() {
+        early.remove(key);
+    }
+    first
+}
+
+// ---- Phase 3: wire order ----
+
+/// A frame on the timeline: a recorded request or a server frame, by its index in its list.
+#[derive(Debug, Clone, Copy)]
+struct Timed(usize);
+
+impl Timed {
+    const REQUEST: usize = 1 << (usize::BITS - 1);
+
+    fn request(i: usize) -> Timed {
+        Timed(i | Timed::REQUEST)
+    }
+
+    fn server(i: usize) -> Timed {
+        Timed(i)
+    }
+
+    /// Whether it is a request, and its index.
+    fn split(self) -> (bool, usize) {
+        (self.0 & Timed::REQUEST != 0, self.0 & !Timed::REQUEST)
+    }
+}
+
+/// Which listen each acknowledgment answers (part of phase 3's product).
+#[derive(Default)]
+struct Acks {
+    /// Server frame -> the listen request it acknowledges.
+    of: LookupMap<usize, usize>,
+    /// Listen requests that got an acknowledgment.
+    acked: LookupSet<usize>,
+}
+
+/// Phase 3: every frame in wire order (timestamps, then file order), as one tagged index each,
+/// and the acknowledgments paired with their listens. A request is moved just ahead of its
+/// answer (or acknowledgment) when the file put it after.
+fn wire_order(rec: &Recording, replies: &Replies) -> (Vec<Timed>, Acks) {
+    let (requests, servers) = (&rec.requests, &rec.servers);
+    let mut request_key: Vec<WireKey> = requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+    // A recorder that writes a request's line after the answer it caused (a capture thread
+    // per direction) can leave the two in the same millisecond in the wrong file order; no
+    // answer precedes its request on the wire, so the request is put back in front of it.
+    for (r, key) in request_key.iter_mut().enumerate() {
+        if let Some(a) = replies.last_frame(r, &rec.streams) {
+            move_ahead(key, servers[a].wire_key());
+        }
+    }
+    let mut timeline = timeline(servers, &request_key);
+
+    // Acknowledgments pair with the listen they name, else with the oldest still unacknowledged.
+    let listen_reqs: Vec<usize> = (0..requests.len())
+        .filter(|&r| requests[r].listen)
+        .collect();
+    let mut acks = Acks::default();
+    if listen_reqs.is_empty() {
+        return (timeline, acks);
+    }
+    for (is_req, i) in timeline.iter().map(|t| t.split()) {
+        if is_req || !servers[i].ack {
+            continue;
+        }
+        let item = &servers[i];
+        if item.stream.is_some_and(|st| {
+            !replies.listen_streams.contains(&st) && Some(st) != replies.standalone
+        }) {
+            continue;
+        }
+        let by_tag = item.tag.as_ref().and_then(|key| {
+            listen_reqs
+                .iter()
+                .copied()
+                .find(|r| !acks.acked.contains(r) && *requests[*r].key == **key)
+        });
+        let found = by_tag.or_else(|| {
+            listen_reqs
+                .iter()
+                .copied()
+                .find(|r| !acks.acked.contains(r))
+        });
+        if let Some(r) = found {
+            acks.acked.insert(r);
+            acks.of.insert(i, r);
+        }
+    }
+    // The same for a listen and its acknowledgment.
+    let mut moved = false;
+    for (&s, &r) in &acks.of {
+        moved |= move_ahead(&mut request_key[r], servers[s].wire_key());
+    }
+    if moved {
+        timeline = self::timeline(servers, &request_key);
+    }
+    (timeline, acks)
+}
+
+/// Puts a request's wire key just ahead of its answer's when the answer sorts first.
+fn move_ahead(request: &mut WireKey, answer: WireKey) -> bool {
+    if answer < *request {
+        let (t, entry, within, _) = answer;
+        *request = (t, entry, within, -1);
+        return true;
+    }
+    false
+}
+
+/// Every frame in wire order, as one tagged index each (8 bytes a frame: on a large cassette this
+/// list is as long as the file), sorted by the keys it points at.
+fn timeline(servers: &[ServerItem], request_key: &[WireKey]) -> Vec<Timed> {
+    let mut timeline: Vec<Timed> = Vec::with_capacity(request_key.len() + servers.len());
+    timeline.extend((0..request_key.len()).map(Timed::request));
+    timeline.extend((0..servers.len()).map(Timed::server));
+    timeline.sort_unstable_by_key(|t| {
+        let (is_req, i) = t.split();
+        let key = if is_req {
+            request_key[i]
+        } else {
+            servers[i].wire_key()
+        };
+        (key, !is_req, i)
+    });
+    timeline
+}
+
+// ---- Phase 4: roles, for the schedule ----
+
+/// Phase 4: the recorded session as [`Schedule::build`] reads it, one event per frame of the
+/// `timeline` (consumed), each server frame with its role.
+fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>) -> Vec<Event> {
+    let (servers, streams) = (&rec.servers, &rec.streams);
+    let mut stream_end: LookupMap<usize, usize> = LookupMap::default(); // stream -> request
+    let mut frame_reply: LookupMap<usize, usize> = LookupMap::default(); // server item -> request
+    for (r, reply) in replies.of.iter().enumerate() {
+        match reply {
+            Some(Reply::Stream(st)) => {
+                stream_end.insert(*st, r);
+            }
+            Some(Reply::Frame(s)) => {
+                frame_reply.insert(*s, r);
+            }
+            None => {}
+        }
+    }
+    let mut events = Vec::with_capacity(timeline.len());
+    for (is_req, i) in timeline.iter().map(|t| t.split()) {
+        if is_req {
+            let answered = replies.of[i].is_some() || acks.acked.contains(&i);
+            events.push(Event::Sent {
+                request: i,
+                answered,
+            });
+            continue;
+        }
+        let item = &servers[i];
+        let role = if let Some(&r) = acks.of.get(&i) {
+            Role::Answers(r)
+        } else if let Some(st) = item.stream {
+            if let Some(&r) = stream_end.get(&st) {
+                if streams[st].frames.last() == Some(&i) {
+                    Role::Answers(r)
+                } else {
+                    Role::InStream
+                }
+            } else if replies.listen_streams.contains(&st) || replies.standalone == Some(st) {
+                classify_loose(item.kind, item.tag.is_some())
+            } else {
+                Role::Skip
+            }
+        } else if let Some(&r) = frame_reply.get(&i) {
+            Role::Answers(r)
+        } else if replies.closures.contains(&i) {
+            Role::Push
+        } else if item.is_response() {
+            Role::Skip
+        } else {
+            classify_loose(item.kind, item.tag.is_some())
+        };
+        events.push(Event::Arrived { role, frame: i });
+    }
+    events
+}
+
+/// The role of a server frame that answers nothing.
+fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
+    match kind {
+        FrameKind::Request => Role::ServerRequest,
+        FrameKind::Notification => Role::Push,
+        FrameKind::Response | FrameKind::ErrorResponse if tagged => Role::Push,
+        FrameKind::Response | FrameKind::ErrorResponse | FrameKind::Unclassified => Role::Skip,
+    }
+}
+
+// ---- Phase 5: pools ----
+
+/// What the index keeps as it was handed to it or built beside the phases.
+struct Kept {
+    header: Header,
+    schedule: Schedule,
+    volatile: VolatileSet,
+    warnings: Vec<String>,
+}
+
+/// Phase 5: the index itself. Answers move out of the recording into pairs and listens, in file
+/// order; the pairs are pooled by fingerprint and by method, and every `tasks/get` pool tells where
+/// its task was left.
+fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index {
+    let Recording {
+        requests,
+        servers,
+        streams,
+        fps: Interner { fps, texts },
+        shapes,
+        task_ids,
+        highest_live,
+        ..
+    } = rec;
+    // From here on only each server frame's recording is needed: keep 48 bytes a frame, not the
+    // whole item, while the pairs are built beside it.
+    let mut recs: Vec<Option<Recorded>> = servers.into_iter().map(|item| item.rec).collect();
+    recs.shrink_to_fit();
+
+    let Kept {
+        header,
+        schedule,
+        volatile,
+        warnings,
+    } = kept;
+    let mut index = Index {
+        redact_requests: header.redaction_applied(),
+        header,
+        pairs: Vec::new(),
+        fp_info: (0..texts.len()).map(|_| FpInfo::default()).collect(),
+        fps,
+        fp_text: texts,
+        shapes,
+        pool: Vec::new(),
+        listen_pool: Vec::new(),
+        by_method: LookupMap::default(),
+        listens: Vec::new(),
+        corpus: Vec::new(),
+        unanswered: Vec::new(),
+        schedule,
+        volatile,
+        warnings,
+        highest_live,
+    };
+    // Every request lands in `corpus` or `unanswered`, most of them with a pair: sized once
+    // rather than grown by doubling.
+    index.pairs.reserve_exact(requests.len());
+    index.corpus.reserve_exact(requests.len());
+    let mut ack_for: LookupMap<usize, usize> = acks.of.into_iter().map(|(s, r)| (r, s)).collect();
+    let mut pair_fps: Vec<u32> = Vec::new();
+    let mut listen_fps: Vec<u32> = Vec::new();
+    for (r, item) in requests.into_iter().enumerate() {
+        let RequestItem {
+            key,
+            listen,
+            method,
+            fp,
+            retry,
+            shape,
+            ..
+        } = item;
+        let corpus = CorpusEntry {
+            method: Arc::clone(&method),
+            fp,
+            shaped: OnceLock::new(),
+        };
+        if listen {
+            listen_fps.push(fp as u32);
+            index.listens.push(Listen {
+                key,
+                ack: ack_for.remove(&r).and_then(|s| recs[s].take()),
+                fp,
+                anchor: r,
+            });
+            index.corpus.push(corpus);
+            continue;
+        }
+        let answer = match replies.of[r] {
+            Some(Reply::Frame(s)) => recs[s].take().map(Answer::Frame),
+            Some(Reply::Stream(st)) => Some(Answer::Stream(
+                streams[st]
+                    .frames
+                    .iter()
+                    .filter_map(|&s| recs[s].take())
+                    .collect(),
+            )),
+            None => None,
+        };
+        let Some(answer) = answer else {
+            index.fp_info[fp].unanswered = true;
+            index.unanswered.push(corpus);
+            continue;
+        };
+        let p = index.pairs.len();
+        if !retry {
+            index
+                .by_method
+                .entry(Arc::clone(&method))
+                .or_default()
+                .push(p as u32);
+        }
+        index.pairs.push(Pair {
+            method,
+            fp,
+            retry,
+            shape,
+            answer,
+            anchor: r,
+        });
+        pair_fps.push(fp as u32);
+        index.corpus.push(corpus);
+    }
+    drop(recs);
+    index.pool = group(&pair_fps, &mut index.fp_info, |info, range| {
+        info.responses = range
+    });
+    index.listen_pool = group(&listen_fps, &mut index.fp_info, |info, range| {
+        info.listens = range
+    });
+    index.read_task_polls(&task_ids);
+    index.fps.shrink_to_fit();
+    index.pairs.shrink_to_fit();
+    index.corpus.shrink_to_fit();
+    index
+}
+
+/// Groups item indices by fingerprint into one flat list (recorded order kept inside each
+/// group), and tells each fingerprint where its group is.
+fn group(
+    fp_of: &[u32],
+    info: &mut [FpInfo],
+    mut set: impl FnMut(&mut FpInfo, (u32, u32)),
+) -> Vec<u32> {
+    let fps = info.len();
+    let mut counts = vec![0u32; fps];
+    for &fp in fp_of {
+        counts[fp as usize] += 1;
+    }
+    let mut starts = vec![0u32; fps];
+    let mut next = 0u32;
+    for (fp, &count) in counts.iter().enumerate() {
+        starts[fp] = next;
+        set(&mut info[fp], (next, count));
+        next += count;
+    }
+    let mut flat = vec![0u32; fp_of.len()];
+    for (item, &fp) in fp_of.iter().enumerate() {
+        let at = &mut starts[fp as usize];
+        flat[*at as usize] = item as u32;
+        *at += 1;
+    }
+    flat
+}

@@ -1,0 +1,285 @@
+//! The replay index: what a cassette can answer, built once before serving.
+//!
+//! Requests and answers are paired by id the way they travelled: each answer goes to the oldest
+//! request still waiting under the same `String(id)` key, so two connections of one HTTP recording
+//! that both used id 1 keep their own answers (the reference keeps only the last answer per id).
+//! Answered requests are pooled by fingerprint, in recorded order; `subscriptions/listen` requests
+//! get pools of their own (a listen is answered by its acknowledgment, not by a response); requests
+//! the server never answered are kept apart as a miss cause of their own.
+//!
+//! Recorded answers are kept as their exact text with the position of their `id`, so serving one
+//! is two copies and a splice; the rest of the index is small per recorded frame, so the whole
+//! costs about what the recorded frames weigh.
+//!
+//! An index is immutable once built and `Send + Sync`, so one `Arc<Index>` serves any number of
+//! sessions on any threads; what a session consumes (cursors, released frames, subscriptions)
+//! lives in the [`Session`](super::Session), never here. [`Index::build`] turns a cassette into
+//! one, in named phases.
+
+mod build;
+mod read;
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::fingerprint::{MRTR_FIELDS, TOOLS_CALL};
+use super::schedule::Schedule;
+use super::shape::{ShapeRef, Shapes};
+use super::volatile::VolatileSet;
+use super::{LookupMap, LookupSet};
+use crate::cassette::{CassetteError, Header};
+use crate::jsonrpc::Id;
+
+pub use super::recorded::{Answer, Recorded};
+
+/// A recorded request and its answer.
+#[derive(Debug)]
+pub struct Pair {
+    pub method: Arc<str>,
+    pub fp: usize,
+    pub retry: bool,
+    /// How the request was written (see [`Shapes`]), when it can be matched by shape.
+    pub shape: ShapeRef,
+    pub answer: Answer,
+    /// The request's position among recorded requests (the schedule's anchor).
+    pub anchor: usize,
+}
+
+/// A recorded `subscriptions/listen` and the acknowledgment that answered it.
+#[derive(Debug)]
+pub struct Listen {
+    /// `String(id)` of the recorded listen request: what its frames are tagged with.
+    pub key: String,
+    pub ack: Option<Recorded>,
+    pub fp: usize,
+    pub anchor: usize,
+}
+
+/// Where a recording left one task, read from its `tasks/get` pool.
+#[derive(Debug, Clone)]
+pub struct TaskPolls {
+    pub task_id: String,
+    pub status: String,
+    pub terminal: bool,
+    pub polls: usize,
+    /// The pair holding the last recorded poll.
+    pub last: usize,
+}
+
+/// Everything recorded under one fingerprint.
+#[derive(Debug, Default)]
+pub struct FpInfo {
+    /// Answered requests, in recorded order: a range of [`Index::pool`].
+    responses: (u32, u32),
+    /// Recorded listens, in recorded order: a range of [`Index::listen_pool`].
+    listens: (u32, u32),
+    /// Recorded at least once with no answer.
+    pub unanswered: bool,
+    pub task: Option<Box<TaskPolls>>,
+}
+
+/// A recorded request as the miss diagnosis sees it. Its params are not kept: the fingerprint
+/// holds them (declared-volatile fields already dropped), and a miss reads them back from there.
+#[derive(Debug)]
+pub struct CorpusEntry {
+    pub method: Arc<str>,
+    pub fp: usize,
+    /// Params read back from the fingerprint, on first use (by whichever session misses first:
+    /// a lock only on the miss path, which is slow anyway).
+    shaped: OnceLock<Option<Box<Value>>>,
+}
+
+/// The index of one cassette.
+#[derive(Debug)]
+pub struct Index {
+    pub header: Header,
+    pub pairs: Vec<Pair>,
+    pub fps: LookupMap<Arc<str>, usize>,
+    /// Each fingerprint's text, by id.
+    pub fp_text: Vec<Arc<str>>,
+    pub fp_info: Vec<FpInfo>,
+    /// How the recorded requests were written, for matching a repeated request by its bytes.
+    pub shapes: Shapes,
+    pool: Vec<u32>,
+    listen_pool: Vec<u32>,
+    /// Non-retry answered requests per method, in recorded order (warn mode's borrowing pool).
+    pub by_method: LookupMap<Arc<str>, Vec<u32>>,
+    pub listens: Vec<Listen>,
+    /// Answered requests and listens, in file order.
+    pub corpus: Vec<CorpusEntry>,
+    /// Requests the recording holds no answer for, in file order.
+    pub unanswered: Vec<CorpusEntry>,
+    pub schedule: Schedule,
+    /// Whether incoming requests must be redacted before fingerprinting.
+    pub redact_requests: bool,
+    pub volatile: VolatileSet,
+    /// Non-fatal problems found while reading (for stderr).
+    pub warnings: Vec<String>,
+    /// The highest `live-N` id in the file (0 when none): passthrough continues from it.
+    pub highest_live: u64,
+}
+
+/// Why an index could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Cassette(#[from] CassetteError),
+    #[error(transparent)]
+    Volatile(#[from] super::volatile::VolatileError),
+}
+
+impl Index {
+    /// Answered requests recorded under `fp`, in recorded order.
+    pub fn pool(&self, fp: usize) -> &[u32] {
+        let (start, len) = self.fp_info[fp].responses;
+        &self.pool[start as usize..(start + len) as usize]
+    }
+
+    /// Listens recorded under `fp`, in recorded order.
+    pub fn listen_pool(&self, fp: usize) -> &[u32] {
+        let (start, len) = self.fp_info[fp].listens;
+        &self.listen_pool[start as usize..(start + len) as usize]
+    }
+
+    /// A recorded request's params as the fingerprint holds them (declared-volatile fields
+    /// dropped; `_meta` and `cursor` gone, and nothing for the methods matched on name alone).
+    pub fn corpus_params<'c>(&self, entry: &'c CorpusEntry) -> Option<&'c Value> {
+        entry
+            .shaped
+            .get_or_init(|| {
+                let fp = self.fp_text.get(entry.fp)?;
+                params_from_fingerprint(&entry.method, fp).map(Box::new)
+            })
+            .as_deref()
+    }
+
+    /// Every distinct recorded method (answered, listened or unanswered).
+    pub fn recorded_methods(&self) -> Vec<String> {
+        let mut methods: Vec<String> = self
+            .corpus
+            .iter()
+            .chain(&self.unanswered)
+            .map(|c| c.method.to_string())
+            .collect::<LookupSet<_>>()
+            .into_iter()
+            .collect();
+        methods.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        methods
+    }
+}
+
+/// Reads params back from a fingerprint's text: the canonical JSON after the method, or for a
+/// `tools/call` the name, arguments and retry part. `None` for methods matched on name alone.
+fn params_from_fingerprint(method: &str, fp: &str) -> Option<Value> {
+    let rest = fp.strip_prefix(method)?.strip_prefix('\u{0}')?;
+    let mut parts: Vec<&str> = rest.split('\u{0}').collect();
+    if method != TOOLS_CALL || parts.len() < 2 {
+        return serde_json::from_str(rest).ok();
+    }
+    // JSON text has no raw NUL, so the last one or two parts are JSON; the name is the rest.
+    let mut params = serde_json::Map::new();
+    let last: Value = serde_json::from_str(parts.last()?).ok()?;
+    let retry = parts.len() >= 3
+        && last
+            .as_object()
+            .is_some_and(|o| o.keys().all(|k| MRTR_FIELDS.contains(&k.as_str())));
+    if retry {
+        parts.pop();
+        if let Value::Object(o) = last {
+            params.extend(o);
+        }
+    }
+    let args = parts.pop()?;
+    params.insert("arguments".to_owned(), serde_json::from_str(args).ok()?);
+    params.insert("name".to_owned(), Value::String(parts.join("\u{0}")));
+    Some(Value::Object(params))
+}
+
+impl FpInfo {
+    /// How many answered requests were recorded under this fingerprint.
+    pub fn recorded(&self) -> usize {
+        self.responses.1 as usize
+    }
+
+    /// How many listens were recorded under this fingerprint.
+    pub fn recorded_listens(&self) -> usize {
+        self.listens.1 as usize
+    }
+}
+
+/// `String(id)`, without the float formatting for the plain integers nearly every id is.
+pub fn id_key(id: &Id) -> String {
+    match id {
+        Id::Number(text)
+            if !text.is_empty()
+                && text.len() < 16
+                && text.bytes().all(|b| b.is_ascii_digit())
+                && (text.len() == 1 || !text.starts_with('0')) =>
+        {
+            text.clone()
+        }
+        other => other.key(),
+    }
+}
+
+/// The index is shared between sessions and threads: this stops compiling if a field ever makes it
+/// otherwise.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<Index>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::fingerprint::fingerprint;
+    use serde_json::json;
+
+    #[test]
+    fn params_come_back_from_fingerprints() {
+        let cases = [
+            (
+                "tools/call",
+                json!({"name": "a", "arguments": {"x": [1, {"b": 2}]}}),
+            ),
+            (
+                "tools/call",
+                json!({"name": "a", "arguments": {}, "inputResponses": {"k": 1}, "requestState": "s"}),
+            ),
+            ("resources/read", json!({"uri": "demo://x"})),
+            ("custom/x", json!({})),
+        ];
+        for (method, params) in cases {
+            let fp = fingerprint(method, Some(&params));
+            assert_eq!(
+                params_from_fingerprint(method, &fp),
+                Some(params.clone()),
+                "{method}"
+            );
+        }
+        assert_eq!(params_from_fingerprint("tools/list", "tools/list"), None);
+        let fp = fingerprint(
+            "tools/call",
+            Some(&json!({"name": "a\u{0}b", "arguments": {"q": 1}})),
+        );
+        assert_eq!(
+            params_from_fingerprint("tools/call", &fp),
+            Some(json!({"name": "a\u{0}b", "arguments": {"q": 1}}))
+        );
+    }
+
+    #[test]
+    fn plain_integer_ids_key_without_formatting() {
+        for (id, key) in [
+            ("7", "7"),
+            ("0", "0"),
+            ("1.0", "1"),
+            ("007", "7"),
+            ("1e3", "1000"),
+        ] {
+            assert_eq!(id_key(&Id::Number(id.to_owned())), key, "{id}");
+        }
+        assert_eq!(id_key(&Id::Str("x".into())), "x");
+    }
+}

@@ -1,0 +1,313 @@
+//! Phase 1 of building an index: the cassette's entries read once, in file order, every frame
+//! reduced to what the later phases (in `build`) need: a request to its fingerprint and shape, a
+//! server frame to its recording and id. Nothing here pairs or orders anything.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Recorded, id_key};
+use crate::cassette::consistency::Observed;
+use crate::cassette::{CassetteError, Chunk, Dir, Entry, EntryKind, unknown_entry_warning};
+use crate::jsonrpc::{Frame, FrameKind, Id};
+use crate::protocol::LISTEN_METHOD;
+use crate::replay::canonical::Node;
+use crate::replay::fingerprint::{
+    MRTR_FIELDS, TASKS_GET, fingerprint, fingerprint_node, is_mrtr_retry,
+};
+use crate::replay::shape::{ShapeRef, Shapes};
+use crate::replay::volatile::VolatileSet;
+use crate::replay::wire::params_text;
+use crate::replay::{LookupMap, LookupSet};
+
+/// Where a frame sits in wire order: `t`, entry index, position within the entry, and a tie-break
+/// that only ever moves a request just ahead of its own answer.
+pub(super) type WireKey = (u64, usize, i64, i8);
+
+/// A recorded request, reduced while reading to what the index keeps: its text is not.
+pub(super) struct RequestItem {
+    pub(super) t: u64,
+    pub(super) entry: usize,
+    /// `String(id)`.
+    pub(super) key: String,
+    pub(super) listen: bool,
+    pub(super) method: Arc<str>,
+    pub(super) fp: usize,
+    pub(super) retry: bool,
+    pub(super) shape: ShapeRef,
+}
+
+/// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
+pub(super) struct ServerItem {
+    pub(super) t: u64,
+    pub(super) entry: usize,
+    pub(super) within: i64,
+    /// Taken by whatever ends up holding it (an answer, a listen, the schedule).
+    pub(super) rec: Option<Recorded>,
+    pub(super) kind: FrameKind,
+    pub(super) ack: bool,
+    /// The id of a response, as `String(id)`; the tag of a tagged frame. Boxed: one of these
+    /// is kept per recorded server frame, and every byte of it counts on a large cassette.
+    pub(super) id: Option<Box<str>>,
+    pub(super) tag: Option<Box<str>>,
+    pub(super) stream: Option<usize>,
+}
+
+impl ServerItem {
+    fn new(t: u64, entry: usize, within: i64, frame: &Frame, stream: Option<usize>) -> ServerItem {
+        let rec = Recorded::from_frame(frame);
+        ServerItem {
+            t,
+            entry,
+            within,
+            kind: rec.kind(),
+            ack: rec.is_ack(),
+            id: frame
+                .id()
+                .filter(|id| **id != Id::Null)
+                .map(|id| id_key(id).into()),
+            tag: rec.spans().tag().map(|(_, id)| id_key(id).into()),
+            rec: Some(rec),
+            stream,
+        }
+    }
+
+    pub(super) fn is_response(&self) -> bool {
+        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+    }
+
+    /// Where the frame sits in wire order.
+    pub(super) fn wire_key(&self) -> WireKey {
+        (self.t, self.entry, self.within, 0)
+    }
+}
+
+/// A server-to-client `chunks` entry: the server frames it holds, by index.
+pub(super) struct StreamItem {
+    /// The request it answers; `None` for the standalone GET stream.
+    pub(super) id: Option<Id>,
+    pub(super) frames: Vec<usize>,
+}
+
+/// A request, server frame or stream, in file order.
+pub(super) enum InOrder {
+    Request(usize),
+    Server(usize),
+    Stream(usize),
+}
+
+/// Phase 1's product: every frame of the cassette, reduced to what the later phases read.
+#[derive(Default)]
+pub(super) struct Recording {
+    pub(super) requests: Vec<RequestItem>,
+    pub(super) servers: Vec<ServerItem>,
+    pub(super) streams: Vec<StreamItem>,
+    /// Requests, server frames and streams in file order (what pairing walks).
+    pub(super) order: Vec<InOrder>,
+    pub(super) fps: Interner,
+    /// How the recorded requests were written.
+    pub(super) shapes: Shapes,
+    /// The task id of each `tasks/get` fingerprint (its first recording's).
+    pub(super) task_ids: LookupMap<usize, String>,
+    /// What the header must agree with.
+    pub(super) observed: Observed,
+    pub(super) warnings: Vec<String>,
+    /// The highest `live-N` id (0 when none).
+    pub(super) highest_live: u64,
+}
+
+impl Recording {
+    /// Phase 1: reads every entry once, in file order.
+    pub(super) fn read(
+        entries: impl IntoIterator<Item = Result<Entry, CassetteError>>,
+        volatile: &VolatileSet,
+        path: &Path,
+    ) -> Result<Recording, CassetteError> {
+        let mut rec = Recording::default();
+        let mut methods: LookupMap<String, Arc<str>> = LookupMap::default();
+        let mut warned_types: LookupSet<String> = LookupSet::default();
+        for (n, entry) in entries.into_iter().enumerate() {
+            let Entry { t, dir, kind, .. } = entry?;
+            rec.highest_live = rec.highest_live.max(highest_live_in(&kind));
+            match (dir, kind) {
+                (Some(Dir::C2s), EntryKind::Frame(frame))
+                    if frame.kind() == FrameKind::Request && frame.id() != Some(&Id::Null) =>
+                {
+                    let name = frame.method().unwrap_or_default();
+                    let method = match methods.get(name) {
+                        Some(m) => Arc::clone(m),
+                        None => {
+                            let m: Arc<str> = Arc::from(name);
+                            methods.insert(name.to_owned(), Arc::clone(&m));
+                            m
+                        }
+                    };
+                    rec.request(t, n, &frame, method, volatile);
+                }
+                (Some(Dir::S2c), EntryKind::Frame(frame)) => {
+                    rec.order.push(InOrder::Server(rec.servers.len()));
+                    rec.servers.push(ServerItem::new(t, n, -1, &frame, None));
+                }
+                (
+                    dir,
+                    EntryKind::Chunks {
+                        id,
+                        via_get,
+                        chunks,
+                    },
+                ) => {
+                    rec.observed.chunks(via_get);
+                    if dir == Some(Dir::S2c) {
+                        rec.stream(n, if via_get { None } else { id }, chunks);
+                    }
+                }
+                (_, EntryKind::Unknown(kind)) if warned_types.insert(kind.clone()) => {
+                    rec.warnings.push(unknown_entry_warning(&kind, path));
+                }
+                _ => {}
+            }
+        }
+        // The lists grew by doubling; what follows allocates the index beside them, so give the
+        // slack back first (a large cassette's peak memory is set here).
+        rec.servers.shrink_to_fit();
+        rec.requests.shrink_to_fit();
+        rec.order.shrink_to_fit();
+        rec.shapes.finish();
+        Ok(rec)
+    }
+
+    /// A client request (with a non-null id), entry `n`.
+    fn request(
+        &mut self,
+        t: u64,
+        n: usize,
+        frame: &Frame,
+        method: Arc<str>,
+        volatile: &VolatileSet,
+    ) {
+        self.observed.initialize |= &*method == "initialize";
+        let listen = &*method == LISTEN_METHOD;
+        let (fp, retry, task_id) = read_request(volatile, &method, frame);
+        let shape = ShapeRef::from(if listen || volatile.applies_to(&method) {
+            None
+        } else {
+            self.shapes.learn(frame.text(), &fp)
+        });
+        let fp = self.fps.intern(fp);
+        if &*method == TASKS_GET {
+            if let Some(id) = task_id {
+                self.task_ids.entry(fp).or_insert(id);
+            }
+        }
+        self.order.push(InOrder::Request(self.requests.len()));
+        self.requests.push(RequestItem {
+            t,
+            entry: n,
+            key: frame.id().map(id_key).unwrap_or_default(),
+            listen,
+            method,
+            fp,
+            retry,
+            shape,
+        });
+    }
+
+    /// A server-to-client stream, entry `n`; `id` is `None` for the standalone GET stream.
+    fn stream(&mut self, n: usize, id: Option<Id>, chunks: Vec<Chunk>) {
+        let s = self.streams.len();
+        let mut frames = Vec::with_capacity(chunks.len());
+        for (j, chunk) in chunks.into_iter().enumerate() {
+            frames.push(self.servers.len());
+            self.servers
+                .push(ServerItem::new(chunk.t, n, j as i64, &chunk.frame, Some(s)));
+        }
+        self.order.push(InOrder::Stream(s));
+        self.streams.push(StreamItem { id, frames });
+    }
+}
+
+/// Fingerprint texts, each stored once and numbered in order of first sight.
+#[derive(Default)]
+pub(super) struct Interner {
+    pub(super) fps: LookupMap<Arc<str>, usize>,
+    pub(super) texts: Vec<Arc<str>>,
+}
+
+impl Interner {
+    fn intern(&mut self, fp: String) -> usize {
+        if let Some(&id) = self.fps.get(fp.as_str()) {
+            return id;
+        }
+        let id = self.texts.len();
+        let text: Arc<str> = Arc::from(fp);
+        self.texts.push(Arc::clone(&text));
+        self.fps.insert(text, id);
+        id
+    }
+}
+
+/// A recorded request's fingerprint, whether it is an MRTR retry, and (for a poll) its task id.
+fn read_request(
+    volatile: &VolatileSet,
+    method: &str,
+    frame: &Frame,
+) -> (String, bool, Option<String>) {
+    if volatile.applies_to(method) {
+        let params = shaped_params(volatile, method, frame);
+        let task_id = params
+            .as_ref()
+            .and_then(|p| p.get("taskId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let fp = fingerprint(method, params.as_ref());
+        return (fp, is_mrtr_retry(params.as_ref()), task_id);
+    }
+    // Read in place: no tree of hash maps per recorded request.
+    let node = params_text(frame.text())
+        .and_then(|t| Node::parse(t).ok())
+        .filter(|n| *n != Node::Null);
+    let task_id = match node.as_ref().and_then(|n| n.get("taskId")) {
+        Some(Node::Str(id)) => Some(id.to_string()),
+        _ => None,
+    };
+    let retry = matches!(&node, Some(Node::Obj(m)) if m.iter().any(|(k, _)| MRTR_FIELDS.contains(&k.as_ref())));
+    (fingerprint_node(method, node.as_ref()), retry, task_id)
+}
+
+/// A recorded request's params with declared-volatile fields dropped.
+fn shaped_params(volatile: &VolatileSet, method: &str, frame: &Frame) -> Option<Value> {
+    let mut params = frame
+        .value()
+        .get_mut("params")
+        .map(Value::take)
+        .filter(|p| !p.is_null());
+    if let Some(p) = params.as_mut() {
+        volatile.drop_from(method, p);
+    }
+    params
+}
+
+/// The highest `N` of the `live-N` ids an entry carries, 0 when none.
+fn highest_live_in(kind: &EntryKind) -> u64 {
+    match kind {
+        EntryKind::Frame(f) => live_number(f.id()),
+        EntryKind::Chunks { id, chunks, .. } => chunks
+            .iter()
+            .map(|c| live_number(c.frame.id()))
+            .fold(live_number(id.as_ref()), u64::max),
+        _ => 0,
+    }
+}
+
+/// `N` of a `live-N` id, 0 for any other id.
+fn live_number(id: Option<&Id>) -> u64 {
+    match id {
+        Some(Id::Str(s)) => s
+            .strip_prefix("live-")
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0),
+        _ => 0,
+    }
+}

@@ -1,0 +1,689 @@
+//! One replay session: a shared, immutable [`Index`] plus everything this session changes — what it
+//! has consumed (a flag per recorded answer, a cursor per fingerprint and per method), the
+//! scheduled frames it has released, the subscriptions the client opened, and the counts reported
+//! at the end. Any number of sessions can serve from one `Arc<Index>`, each seeing the whole
+//! recording. Transport-independent: a message goes in, the frames to send come out
+//! ([`Exchange`]), and the front-end (stdio today, HTTP later) writes them.
+//!
+//! A session's state is allocated when it starts, in proportion to the index (a flag per recorded
+//! answer and per scheduled batch, two cursors per fingerprint), so that answering a request
+//! allocates nothing and takes no lock.
+//!
+//! Matching order for a request (each step only when the previous found nothing):
+//!
+//! 1. `subscriptions/listen`: the next recorded listen with the same fingerprint, answered by its
+//!    acknowledgment and held open;
+//! 2. the next unconsumed recording with the same fingerprint, in recorded order;
+//! 3. a `tasks/get` whose recording ends in a terminal state: that last answer again;
+//! 4. an idempotent read (`initialize`, `server/discover`, the four list methods) asked more often
+//!    than recorded: its last recording again;
+//! 5. `ping`: a synthesized empty result;
+//! 6. `--on-miss warn` only: the next unconsumed recording of the same method, said out loud
+//!    (never for an MRTR retry or a `tasks/get`);
+//! 7. a miss, answered with JSON-RPC error -32601 and a diagnosis.
+//!
+//! Every answer is the recorded frame re-keyed to the client's id, every other byte as recorded.
+
+mod rekey;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::OnMiss;
+use super::fingerprint::{
+    IDEMPOTENT, METHOD_ONLY, TASKS_GET, fingerprint, fingerprint_into, fingerprint_text,
+    is_mrtr_retry,
+};
+use super::index::Index;
+use super::miss::{MissReason, diagnose, format_miss, miss_answer};
+use super::recorded::{Answer, Recorded};
+use super::schedule::Released;
+use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
+use crate::jsonrpc::{FrameKind, Id};
+use crate::protocol::LISTEN_METHOD;
+use crate::redact::{RedactConfig, Redactor};
+use rekey::{rekey_response, rekey_subscription};
+
+/// What happened to one message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A notification or a stray response: nothing is sent back.
+    Silent,
+    /// The recording's own answer.
+    Answered,
+    /// A recording served again without being consumed: a finished task's last poll
+    /// (`idempotent: false`), or an idempotent read asked more often than recorded.
+    Reserved { idempotent: bool },
+    /// A `ping` with no recording left, answered with an empty result.
+    Synthesized,
+    /// A `subscriptions/listen`, acknowledged and held open.
+    Subscribed,
+    /// `--on-miss warn`: answered with another recording of the same method.
+    Borrowed {
+        reason: MissReason,
+        diagnosis: String,
+    },
+    /// No recorded answer; `answer` holds the miss error.
+    Missed {
+        reason: MissReason,
+        diagnosis: String,
+    },
+    /// A request replay cannot read (its params nest too deep); answered with error -32600.
+    Rejected { detail: String },
+}
+
+/// The frames one message sends back, in order: `before`, `streamed`, `answer`, `after`.
+#[derive(Debug)]
+pub struct Exchange {
+    /// Server frames the recording put just before this answer.
+    pub before: Vec<Outbound>,
+    /// Frames recorded inside the stream that carried this answer (HTTP recordings), in order.
+    pub streamed: Vec<Outbound>,
+    pub answer: Option<Outbound>,
+    /// Server frames the recording put right after this answer.
+    pub after: Vec<Outbound>,
+    pub outcome: Outcome,
+}
+
+impl Exchange {
+    fn silent() -> Exchange {
+        Exchange {
+            before: Vec::new(),
+            streamed: Vec::new(),
+            answer: None,
+            after: Vec::new(),
+            outcome: Outcome::Silent,
+        }
+    }
+
+    /// Every frame, in the order it goes out.
+    pub fn frames(&self) -> impl Iterator<Item = &Outbound> {
+        self.before
+            .iter()
+            .chain(&self.streamed)
+            .chain(self.answer.as_ref())
+            .chain(&self.after)
+    }
+}
+
+/// The redaction rules a session runs, compiled only when first needed: a session whose requests
+/// all match as sent never pays for them, which is most of a replay's start-up.
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    config: Option<RedactConfig>,
+    built: OnceLock<Redactor>,
+}
+
+impl Rules {
+    /// The built-in rules, plus `config` when given.
+    pub fn new(config: Option<RedactConfig>) -> Rules {
+        Rules {
+            config,
+            built: OnceLock::new(),
+        }
+    }
+
+    pub fn get(&self) -> &Redactor {
+        self.built.get_or_init(|| match &self.config {
+            Some(c) => Redactor::with_config(c),
+            None => Redactor::builtin(),
+        })
+    }
+}
+
+/// A line handled by [`Session::handle_text`].
+#[derive(Debug)]
+pub struct Handled {
+    pub exchange: Exchange,
+    /// The parsed message, unless the line was answered on the fast path.
+    pub message: Option<Box<Message>>,
+}
+
+/// Counts reported at the end of a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub misses: usize,
+    pub borrowed: usize,
+    /// Idempotent reads answered again from their last recording.
+    pub reserved_reads: usize,
+    /// `tasks/get` polls past a finished task's last recorded poll.
+    pub reserved_tasks: usize,
+    pub synthesized_pings: usize,
+    pub subscriptions: usize,
+    /// Server-initiated frames sent at their recorded position.
+    pub pushed: usize,
+    /// Frames held back: they belong to a subscription the client never opened.
+    pub unopened: usize,
+    /// Frames held back: the client cancelled the subscription they belong to.
+    pub cancelled: usize,
+}
+
+/// The subscriptions a client opened (and cancelled) in one session.
+#[derive(Debug, Default)]
+struct Subscriptions {
+    /// Recorded listen key -> the id the client's own listen carries.
+    live: HashMap<String, Id>,
+    cancelled: HashSet<String>,
+}
+
+/// A replay session over a shared index.
+#[derive(Debug)]
+pub struct Session {
+    index: Arc<Index>,
+    redactor: Rules,
+    on_miss: OnMiss,
+    /// By recorded pair: answered already in this session.
+    consumed: Vec<bool>,
+    /// By fingerprint: the next place in its pool to look.
+    fp_next: Vec<usize>,
+    /// By fingerprint: the next recorded listen.
+    listen_next: Vec<usize>,
+    /// Warn mode's borrowing cursor, by method.
+    method_next: HashMap<Box<str>, usize>,
+    /// The scheduled server frames this session has released.
+    released: Released,
+    subs: Subscriptions,
+    stats: Stats,
+    /// The hot path's fingerprint, built here so that answering a request allocates nothing.
+    scratch: String,
+    /// The recorded pair after the last one answered on the hot path (see `expected`).
+    next_pair: usize,
+}
+
+impl Session {
+    /// `redactor` must hold the rules the cassette was recorded under (its config hash checked by
+    /// the caller); it redacts incoming requests when the cassette is redacted, and every
+    /// diagnosis always.
+    ///
+    /// The session starts at the beginning of the recording, whatever other sessions over the
+    /// same index have consumed: many sessions (one per HTTP client session, say) share one
+    /// `index`, each allocating here its own flags and cursors, in proportion to it.
+    pub fn new(index: Arc<Index>, redactor: Rules, on_miss: OnMiss) -> Session {
+        Session {
+            consumed: vec![false; index.pairs.len()],
+            fp_next: vec![0; index.fp_info.len()],
+            listen_next: vec![0; index.fp_info.len()],
+            method_next: HashMap::new(),
+            released: Released::new(&index.schedule),
+            subs: Subscriptions::default(),
+            stats: Stats::default(),
+            scratch: String::with_capacity(256),
+            next_pair: 0,
+            index,
+            redactor,
+            on_miss,
+        }
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The shared index, for starting another session over the same recording.
+    pub fn shared_index(&self) -> &Arc<Index> {
+        &self.index
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    pub fn on_miss(&self) -> OnMiss {
+        self.on_miss
+    }
+
+    /// The redaction rules (compiled on first use).
+    pub fn redactor(&self) -> &Redactor {
+        self.redactor.get()
+    }
+
+    /// Server frames still waiting at the end: the client never sent the request each follows.
+    pub fn pending_frames(&self) -> usize {
+        self.released.pending(&self.index.schedule)
+    }
+
+    /// Server-initiated requests in the recording (never replayed).
+    pub fn server_requests(&self) -> usize {
+        self.index.schedule.server_requests()
+    }
+
+    /// The frames the recording opens with (due before any request), once.
+    pub fn take_initial(&mut self) -> Vec<Outbound> {
+        let frames = self.released.initial(&self.index.schedule);
+        deliverable(frames, &self.subs, &mut self.stats)
+    }
+
+    /// Handles one line from the client. The common case (a request recorded exactly as sent) is
+    /// answered straight from the line's text, without building a request; `message` is `Some`
+    /// whenever the line had to be parsed as a whole (the front-end needs it for a miss).
+    pub fn handle_text(&mut self, line: &str) -> Result<Handled, Malformed> {
+        if let Some((id, f)) = self.expected_shape(line) {
+            if let Some(p) = self.take_exact(f) {
+                self.next_pair = p + 1;
+                return Ok(Handled {
+                    exchange: self.serve_as(id, p, Outcome::Answered),
+                    message: None,
+                });
+            }
+        }
+        let mut hint = None;
+        let mut fp = std::mem::take(&mut self.scratch);
+        // Listens and requests with declared-volatile fields are never matched on their text.
+        let volatile = &self.index.volatile;
+        let by_text = |m: &str| m != LISTEN_METHOD && !volatile.applies_to(m);
+        let quick = quick_request(line, &mut fp, by_text).filter(|q| by_text(q.method));
+        if let Some(quick) = quick {
+            let f = if quick.fingerprinted || {
+                fp.clear();
+                fingerprint_into(quick.method, quick.params, &mut fp)
+            } {
+                Some(
+                    self.expected(&fp)
+                        .or_else(|| self.index.fps.get(fp.as_str()).copied()),
+                )
+            } else {
+                fingerprint_text(quick.method, quick.params)
+                    .map(|slow| self.index.fps.get(slow.as_str()).copied())
+            };
+            if let Some(f) = f {
+                if let Some(p) = f.and_then(|f| self.take_exact(f)) {
+                    self.keep_scratch(fp);
+                    self.next_pair = p + 1;
+                    return Ok(Handled {
+                        exchange: self.serve_as(quick.id, p, Outcome::Answered),
+                        message: None,
+                    });
+                }
+                hint = Some(f);
+            }
+        }
+        self.keep_scratch(fp);
+        let message = parse_message(line)?;
+        let exchange = match &message {
+            Message::Request(req) => self.request(req, hint),
+            other => self.handle(other),
+        };
+        Ok(Handled {
+            exchange,
+            message: Some(Box::new(message)),
+        })
+    }
+
+    /// The fingerprint id of `fp` when it is the one of the recording after the last one served:
+    /// a client repeating its recorded session asks in recorded order, and checking that guess
+    /// reads memory in order, where a hash lookup lands anywhere (at a cache miss's price).
+    fn expected(&self, fp: &str) -> Option<usize> {
+        let f = self.index.pairs.get(self.next_pair)?.fp;
+        (*self.index.fp_text[f] == *fp).then_some(f)
+    }
+
+    /// The client's id and the fingerprint id when `line` is the recording after the last one
+    /// served, byte for byte but for its id (see [`crate::replay::shape`]).
+    fn expected_shape<'l>(&self, line: &'l str) -> Option<(&'l str, usize)> {
+        let pair = self.index.pairs.get(self.next_pair)?;
+        let shape = self.index.shapes.get(pair.shape.get()?)?;
+        let id = shape.matches(line, &self.index.fp_text[pair.fp])?;
+        Some((id, pair.fp))
+    }
+
+    fn keep_scratch(&mut self, fp: String) {
+        // One huge request must not keep its buffer for the rest of the session.
+        self.scratch = if fp.capacity() > 1 << 20 {
+            String::with_capacity(256)
+        } else {
+            fp
+        };
+    }
+
+    /// Handles one message from the client.
+    pub fn handle(&mut self, message: &Message) -> Exchange {
+        match message {
+            Message::Response => Exchange::silent(),
+            Message::Notification { method, params } => {
+                if method == "notifications/cancelled" {
+                    self.cancel(params.as_ref());
+                }
+                Exchange::silent()
+            }
+            Message::Request(request) => self.request(request, None),
+        }
+    }
+
+    /// `hint`: the exact-match lookup already done on the request as sent (and found empty), so
+    /// it is not done twice.
+    fn request(&mut self, req: &Request, hint: Option<Option<usize>>) -> Exchange {
+        let method = req.method.as_str();
+        let listen = method == LISTEN_METHOD;
+        let method_only = METHOD_ONLY.contains(&method);
+        let raw = req.params.as_deref().map(RawValue::get);
+        let volatile = self.index.volatile.applies_to(method);
+        // The hot path, straight from the params' text: a recorded request is a fixed point of
+        // redaction, so an exact hit on the request as sent is the hit the redacted request would
+        // have had, without paying for redaction or for a parsed tree.
+        let mut fp = None;
+        if let Some(known) = hint {
+            fp = known;
+        } else if !volatile {
+            if let Some(text_fp) = fingerprint_text(method, raw) {
+                fp = self.index.fps.get(text_fp.as_str()).copied();
+                if !listen {
+                    if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
+                        return self.serve(req, p, Outcome::Answered);
+                    }
+                }
+            }
+        }
+        let params = match req.params_value() {
+            Ok(p) => p,
+            Err(detail) => return Self::rejected(req, detail),
+        };
+        let mut shaped = params;
+        if volatile {
+            if let Some(p) = shaped.as_mut() {
+                self.index.volatile.drop_from(method, p);
+            }
+            fp = self
+                .index
+                .fps
+                .get(fingerprint(method, shaped.as_ref()).as_str())
+                .copied();
+            if !listen {
+                if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
+                    return self.serve(req, p, Outcome::Answered);
+                }
+            }
+        }
+        let mut redacted_params: Option<Value> = None;
+        if self.index.redact_requests && !method_only {
+            if let Some(params) = req.params_value().ok().flatten() {
+                let (mut redacted, changed) = self.redactor.get().redact_value(&params);
+                if changed > 0 {
+                    self.index.volatile.drop_from(method, &mut redacted);
+                    fp = self
+                        .index
+                        .fps
+                        .get(fingerprint(method, Some(&redacted)).as_str())
+                        .copied();
+                    redacted_params = Some(redacted);
+                    if !listen {
+                        if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
+                            return self.serve(req, p, Outcome::Answered);
+                        }
+                    }
+                }
+            }
+        }
+        let effective = redacted_params.as_ref().or(shaped.as_ref());
+        if listen {
+            if let Some(l) = fp.and_then(|f| self.take_listen(f)) {
+                return self.subscribe(req, l);
+            }
+        }
+        if let Some(f) = fp {
+            let info = &self.index.fp_info[f];
+            if let Some(task) = info.task.as_ref().filter(|t| t.terminal) {
+                let last = task.last;
+                self.stats.reserved_tasks += 1;
+                return self.serve(req, last, Outcome::Reserved { idempotent: false });
+            }
+            if IDEMPOTENT.contains(&method) {
+                if let Some(&last) = self.index.pool(f).last() {
+                    let last = last as usize;
+                    self.stats.reserved_reads += 1;
+                    return self.serve(req, last, Outcome::Reserved { idempotent: true });
+                }
+            }
+        }
+        if method == "ping" {
+            self.stats.synthesized_pings += 1;
+            let mut ex = Exchange::silent();
+            ex.answer = Some(Outbound::Owned(format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}",
+                req.id.to_json()
+            )));
+            ex.outcome = Outcome::Synthesized;
+            return ex;
+        }
+        // Diagnosed before any borrowing: the reason is about this request, not the loan.
+        let reason = diagnose(&self.index, method, effective, fp);
+        let diagnosis = format_miss(&reason, self.redactor.get());
+        if self.on_miss == OnMiss::Warn && !is_mrtr_retry(effective) && method != TASKS_GET {
+            if let Some(p) = self.take_same_method(method) {
+                self.stats.borrowed += 1;
+                return self.serve(req, p, Outcome::Borrowed { reason, diagnosis });
+            }
+        }
+        self.stats.misses += 1;
+        let shown_method = self.redactor.get().redact_text(method).0;
+        let mut ex = Exchange::silent();
+        ex.answer = Some(Outbound::Owned(miss_answer(
+            &req.id,
+            &shown_method,
+            &diagnosis,
+        )));
+        ex.outcome = Outcome::Missed { reason, diagnosis };
+        ex
+    }
+
+    /// A request whose params cannot be read as a tree (nested deeper than the parser allows).
+    fn rejected(req: &Request, detail: String) -> Exchange {
+        let mut ex = Exchange::silent();
+        ex.answer = Some(Outbound::Owned(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32600,\"message\":{}}}}}",
+            req.id.to_json(),
+            Value::String(format!("mcp-cassette replay: invalid request: {detail}"))
+        )));
+        ex.outcome = Outcome::Rejected { detail };
+        ex
+    }
+
+    fn take_exact(&mut self, fp: usize) -> Option<usize> {
+        let pool = self.index.pool(fp);
+        let cursor = &mut self.fp_next[fp];
+        while let Some(&p) = pool.get(*cursor) {
+            *cursor += 1;
+            let p = p as usize;
+            if !self.consumed[p] {
+                self.consumed[p] = true;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn take_same_method(&mut self, method: &str) -> Option<usize> {
+        let pool = self.index.by_method.get(method)?;
+        let cursor = self.method_next.entry(method.into()).or_insert(0);
+        while let Some(&p) = pool.get(*cursor) {
+            *cursor += 1;
+            let p = p as usize;
+            if !self.consumed[p] {
+                self.consumed[p] = true;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn take_listen(&mut self, fp: usize) -> Option<usize> {
+        let pool = self.index.listen_pool(fp);
+        let cursor = &mut self.listen_next[fp];
+        let l = *pool.get(*cursor)?;
+        *cursor += 1;
+        Some(l as usize)
+    }
+
+    /// Answers `req` with recorded pair `p`, releasing the server frames anchored to it.
+    fn serve(&mut self, req: &Request, p: usize, outcome: Outcome) -> Exchange {
+        self.serve_as(&req.id.to_json(), p, outcome)
+    }
+
+    /// Answers the request whose id is `id_json` (its JSON text) with recorded pair `p`.
+    fn serve_as(&mut self, id_json: &str, p: usize, outcome: Outcome) -> Exchange {
+        let index = &*self.index;
+        let anchor = index.pairs[p].anchor;
+        let before = self.released.before(&index.schedule, anchor);
+        let before = deliverable(before, &self.subs, &mut self.stats);
+        let after_frames = self.released.after(&index.schedule, anchor);
+        let (streamed, answer) = match &index.pairs[p].answer {
+            Answer::Frame(rec) => (Vec::new(), rekey_response(rec, id_json)),
+            Answer::Stream(frames) => {
+                let (last, rest) = match frames.split_last() {
+                    Some(split) => split,
+                    None => return Exchange::silent(),
+                };
+                let streamed = rest
+                    .iter()
+                    // Replay never originates a request to the client.
+                    .filter(|f| f.kind() != FrameKind::Request)
+                    .map(|f| Outbound::Verbatim(f.text().clone()))
+                    .collect();
+                (streamed, rekey_response(last, id_json))
+            }
+        };
+        let after = deliverable(after_frames, &self.subs, &mut self.stats);
+        Exchange {
+            before,
+            streamed,
+            answer: Some(answer),
+            after,
+            outcome,
+        }
+    }
+
+    fn subscribe(&mut self, req: &Request, l: usize) -> Exchange {
+        let index = &*self.index;
+        let listen = &index.listens[l];
+        let anchor = listen.anchor;
+        self.subs.cancelled.remove(&listen.key);
+        self.subs.live.insert(listen.key.clone(), req.id.clone());
+        self.stats.subscriptions += 1;
+        let before = self.released.before(&index.schedule, anchor);
+        let before = deliverable(before, &self.subs, &mut self.stats);
+        let answer = listen
+            .ack
+            .as_ref()
+            .map(|ack| rekey_subscription(ack, &req.id));
+        let after_frames = self.released.after(&index.schedule, anchor);
+        let after = deliverable(after_frames, &self.subs, &mut self.stats);
+        Exchange {
+            before,
+            streamed: Vec::new(),
+            answer,
+            after,
+            outcome: Outcome::Subscribed,
+        }
+    }
+
+    /// `notifications/cancelled` naming one of the client's listens ends that subscription: its
+    /// later frames are held back.
+    fn cancel(&mut self, params: Option<&Value>) {
+        let Some(id) = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(Id::from_value)
+        else {
+            return;
+        };
+        let key = id.key();
+        let ended: Vec<String> = self
+            .subs
+            .live
+            .iter()
+            .filter(|(_, live)| live.key() == key)
+            .map(|(recorded, _)| recorded.clone())
+            .collect();
+        for recorded in ended {
+            self.subs.live.remove(&recorded);
+            self.subs.cancelled.insert(recorded);
+        }
+    }
+
+    /// The stderr summary lines for the end of the session (without the `mcp-cassette replay: `
+    /// prefix). `forwarded` is passthrough's (appended, failed, cassette path).
+    pub fn summary(&self, forwarded: Option<(usize, usize, &str)>) -> Vec<String> {
+        let s = &self.stats;
+        let mut lines = Vec::new();
+        if s.misses > 0 {
+            lines.push(match forwarded {
+                Some((appended, failed, path)) => {
+                    let mut line =
+                        format!("{} miss(es), {appended} interaction(s) appended to {path} (origin:\"live\")", s.misses);
+                    if failed > 0 {
+                        line.push_str(&format!(", {failed} forward(s) FAILED"));
+                    }
+                    line
+                }
+                None => format!("{} fingerprint miss(es) this session", s.misses),
+            });
+        }
+        if s.borrowed > 0 {
+            lines.push(format!(
+                "{} answer(s) borrowed from another recording of the same method",
+                s.borrowed
+            ));
+        }
+        if s.reserved_reads > 0 {
+            lines.push(format!(
+                "{} idempotent read(s) (initialize, server/discover, the list methods) answered again from their last recording: the client asked for them more often than the recording did",
+                s.reserved_reads
+            ));
+        }
+        if s.subscriptions > 0 {
+            lines.push(format!(
+                "{} subscription(s) acknowledged and held open",
+                s.subscriptions
+            ));
+        }
+        if s.pushed > 0 {
+            lines.push(format!(
+                "{} server-initiated frame(s) replayed at their recorded position",
+                s.pushed
+            ));
+        }
+        let pending = self.pending_frames();
+        if pending > 0 {
+            lines.push(format!(
+                "{pending} recorded server-initiated frame(s) were not replayed: the client never sent the request each one follows"
+            ));
+        }
+        if s.unopened > 0 {
+            lines.push(format!(
+                "{} server-initiated frame(s) were not replayed: they belong to a subscription this client never opened",
+                s.unopened
+            ));
+        }
+        if s.cancelled > 0 {
+            lines.push(format!(
+                "{} server-initiated frame(s) were not replayed: they belong to a subscription the client cancelled",
+                s.cancelled
+            ));
+        }
+        lines
+    }
+}
+
+/// Re-keys the frames of subscriptions the client opened, holds back (and counts) the others.
+fn deliverable(frames: &[Recorded], subs: &Subscriptions, stats: &mut Stats) -> Vec<Outbound> {
+    if frames.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(frames.len());
+    for frame in frames {
+        match frame.subscription() {
+            None => out.push(Outbound::Verbatim(frame.text().clone())),
+            Some(key) => match subs.live.get(&key) {
+                Some(live) => out.push(rekey_subscription(frame, live)),
+                None if subs.cancelled.contains(&key) => stats.cancelled += 1,
+                None => stats.unopened += 1,
+            },
+        }
+    }
+    stats.pushed += out.len();
+    out
+}
+
+#[cfg(test)]
+mod tests;
