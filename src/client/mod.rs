@@ -1,6 +1,8 @@
-//! A small MCP client for `check`, `snapshot`, `verify` and replay passthrough: it connects in
-//! either lifecycle era, sends requests one at a time with a per-request timeout, and follows
-//! pagination. It knows nothing about how bytes travel ([`Transport`] does that).
+//! The MCP client, the only one: `check`, `snapshot`, `verify` and replay passthrough all use
+//! it. It connects to a [`Target`] in either lifecycle era, sends requests one at a time with a
+//! per-request timeout, follows pagination, and relays requests for someone else
+//! ([`Client::forward`], raw params in, the raw answer line out). It knows nothing about how
+//! bytes travel ([`Transport`] does that).
 //!
 //! # Eras
 //!
@@ -19,14 +21,23 @@
 //! Lines that are not JSON-RPC are skipped with a note on stderr (the first few only). Answers
 //! with an id we never sent are ignored and counted; a request that then times out says so.
 //! Server requests are answered (`ping` with `{}`, anything else with `-32601`) so a legacy
-//! server waiting on us is not left hanging. A server that exits is reported at once with its
-//! status and the tail of its stderr. Results stay raw until a caller asks for a value, so an
+//! server waiting on us is not left hanging. A server that goes away is reported at once, in
+//! its transport's words (a stdio server: its exit status and the tail of its stderr). Results stay raw until a caller asks for a value, so an
 //! answer nested too deep to parse is an error naming the method, never a crash.
 //!
 //! The timeout is 15 s per request, as in the reference; `MCP_CASSETTE_TIMEOUT_MS` overrides
 //! it (in milliseconds) wherever [`ClientOptions::default`] is used.
+//!
+//! # Errors
+//!
+//! [`ClientError`] is the same whatever the transport: a server that went away is
+//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]), so an HTTP
+//! transport reports through the same variants as stdio.
 
 mod message;
+#[cfg(test)]
+pub(crate) mod scripted;
+mod target;
 mod transport;
 
 use std::collections::HashSet;
@@ -36,17 +47,17 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 pub use message::{Outcome, RawMembers, Response, RpcError};
-pub use transport::{BoxFuture, Received, Transport, TransportError, TransportKind};
+pub use target::{Endpoint, EraChoice, Target, TargetError};
+pub use transport::{BoxFuture, Gone, Received, Transport, TransportError, TransportKind};
 
 use crate::jsonrpc::Id;
-use crate::protocol::Era;
-use crate::transport::stdio::{Exit, StdioOptions, StdioTransport, write_tail};
+use crate::protocol::error_code::{
+    HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_CAPABILITY, UNSUPPORTED_VERSION,
+};
+use crate::protocol::{Era, meta, version};
+use crate::transport::stdio::{StdioOptions, StdioTransport};
 use message::Incoming;
 
-/// Protocol version asked for in a legacy `initialize`.
-pub const LEGACY_PROTOCOL_VERSION: &str = "2025-06-18";
-/// Protocol version sent in modern `_meta`.
-pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Environment variable overriding the timeout, in milliseconds.
@@ -54,50 +65,23 @@ pub const TIMEOUT_ENV: &str = "MCP_CASSETTE_TIMEOUT_MS";
 /// Most pages a listing follows.
 pub const MAX_PAGES: usize = 100;
 
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-const HEADER_MISMATCH: i64 = -32020;
-const MISSING_CAPABILITY: i64 = -32021;
-const UNSUPPORTED_VERSION: i64 = -32022;
+/// What a URL target answers until the Streamable HTTP transport exists.
+const NO_HTTP: &str = "--url (Streamable HTTP) is not available in this build yet";
 
 /// Notes about skipped lines printed before falling silent.
 const NOISE_NOTES: usize = 3;
 
-/// Which lifecycle to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EraChoice {
-    Legacy,
-    Modern,
-    Auto,
-}
-
-impl EraChoice {
-    /// `legacy`, `modern` or `auto`; `None` otherwise.
-    pub fn parse(text: &str) -> Option<EraChoice> {
-        match text {
-            "legacy" => Some(EraChoice::Legacy),
-            "modern" => Some(EraChoice::Modern),
-            "auto" => Some(EraChoice::Auto),
-            _ => None,
-        }
-    }
-}
-
+/// How the client behaves whatever it connects to (the era is the [`Target`]'s).
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    pub era: EraChoice,
     /// Per request: from sending it to its answer.
     pub timeout: Duration,
 }
 
 impl Default for ClientOptions {
-    /// `auto`, and 15 s unless `MCP_CASSETTE_TIMEOUT_MS` says otherwise.
+    /// 15 s unless `MCP_CASSETTE_TIMEOUT_MS` says otherwise.
     fn default() -> Self {
         Self {
-            era: EraChoice::Auto,
             timeout: timeout_from_env().unwrap_or(DEFAULT_TIMEOUT),
         }
     }
@@ -115,8 +99,8 @@ pub enum ClientError {
     #[error("{0}")]
     Transport(TransportError),
     /// The server is gone; `method` is what we were waiting for.
-    #[error("{}", exited_message(.exit, .method))]
-    Exited { method: String, exit: Exit },
+    #[error("{} while waiting for \"{method}\"{}", .gone.reason, .gone.detail)]
+    ServerGone { method: String, gone: Gone },
     #[error("timeout after {ms}ms waiting for \"{method}\"{}", stray_note(*.unknown_ids, *.not_json))]
     Timeout {
         method: String,
@@ -143,6 +127,9 @@ pub enum ClientError {
     /// A listing that would not end.
     #[error("{method} {detail}")]
     Pagination { method: String, detail: String },
+    /// A request that cannot be put on the wire (forwarded params too deep to add `_meta` to).
+    #[error("cannot forward \"{method}\": {detail}")]
+    Unsendable { method: String, detail: String },
     /// A modern server refused discovery with a modern error code (no fallback).
     #[error("server/discover rejected: {message}")]
     DiscoverRejected { code: i64, message: String },
@@ -165,18 +152,12 @@ impl ClientError {
     /// True when the server can no longer be talked to at all.
     pub fn is_fatal(&self) -> bool {
         match self {
-            ClientError::Exited { .. } => true,
+            ClientError::ServerGone { .. } => true,
             ClientError::Transport(err) => err.is_fatal(),
             ClientError::Handshake { cause, .. } => cause.is_fatal(),
             _ => false,
         }
     }
-}
-
-fn exited_message(exit: &Exit, method: &str) -> String {
-    let mut text = format!("{} while waiting for \"{method}\"", exit.summary());
-    let _ = write_tail(&mut text, &exit.stderr_tail);
-    text
 }
 
 fn stray_note(unknown_ids: usize, not_json: usize) -> String {
@@ -210,20 +191,28 @@ pub struct Client {
 }
 
 impl Client {
-    /// Spawns `argv` and connects over stdio.
-    pub async fn connect_stdio(
-        argv: &[String],
-        options: ClientOptions,
-    ) -> Result<Client, ClientError> {
-        let transport = StdioTransport::spawn(argv, &StdioOptions::default())
-            .map_err(|err| ClientError::Transport(err.into()))?;
-        Client::connect(Box::new(transport), options).await
+    /// Reaches the target (spawning a stdio server) and opens a session in its era. Must be
+    /// called within a tokio runtime with I/O and time enabled.
+    pub async fn connect(target: &Target, options: ClientOptions) -> Result<Client, ClientError> {
+        let transport: Box<dyn Transport> = match target.endpoint() {
+            Endpoint::Stdio { argv, .. } => Box::new(
+                StdioTransport::spawn(argv, &StdioOptions::default())
+                    .map_err(|err| ClientError::Transport(err.into()))?,
+            ),
+            Endpoint::Url(_) => {
+                return Err(ClientError::Transport(TransportError::Start(
+                    NO_HTTP.to_owned(),
+                )));
+            }
+        };
+        Client::over(transport, target.era(), options).await
     }
 
-    /// Connects over any transport. On failure the transport is closed (a spawned server is
-    /// not left behind).
-    pub async fn connect(
+    /// Opens a session over a transport already set up. On failure the transport is closed (a
+    /// spawned server is not left behind).
+    pub async fn over(
         transport: Box<dyn Transport>,
+        era: EraChoice,
         options: ClientOptions,
     ) -> Result<Client, ClientError> {
         let kind = transport.kind();
@@ -238,7 +227,7 @@ impl Client {
             instructions: None,
             noise_notes: 0,
         };
-        let opened = match options.era {
+        let opened = match era {
             EraChoice::Legacy => client.initialize().await,
             EraChoice::Modern => client.discover().await,
             EraChoice::Auto => client.probe(kind).await,
@@ -316,22 +305,86 @@ impl Client {
     }
 
     /// Sends a request and returns the answer as it came, error or result (`input_required`
-    /// included), for callers that pass answers on (passthrough) or compare them (verify).
+    /// included), for callers that compare answers (verify).
     pub async fn exchange(&mut self, method: &str, params: Value) -> Result<Response, ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
+        let params = match self.era {
+            Era::Modern => Some(self.with_meta(params, MetaPrecedence::Ours)),
+            Era::Legacy => (!params.is_null()).then_some(params),
+        };
         let mut frame = Map::new();
         frame.insert("jsonrpc".into(), json!("2.0"));
         frame.insert("id".into(), json!(id));
         frame.insert("method".into(), json!(method));
-        let params = match self.era {
-            Era::Modern => Some(self.with_meta(params)),
-            Era::Legacy => (!params.is_null()).then_some(params),
-        };
         if let Some(params) = params {
             frame.insert("params".into(), params);
         }
         let text = Value::Object(frame).to_string();
+        let (_, response) = self.round_trip(method, id, &text).await?;
+        Ok(response)
+    }
+
+    /// Relays a request on someone else's behalf (replay passthrough) and returns the server's
+    /// answer line as it arrived, error or result (`input_required` included), with this
+    /// client's id in it. `params` is raw JSON text (absent: none); in the legacy era it goes out
+    /// byte for byte. In the modern era the request must carry `_meta` identity: keys the
+    /// requester already put in its `_meta` are kept (they speak for the real client), and only
+    /// the missing ones are filled in from this session.
+    pub async fn forward(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<String, ClientError> {
+        let modern_params;
+        let params = match self.era {
+            Era::Legacy => params.map(RawValue::get),
+            Era::Modern => {
+                let value = match params {
+                    None => Value::Null,
+                    Some(raw) => {
+                        serde_json::from_str(raw.get()).map_err(|err| ClientError::Unsendable {
+                            method: method.to_owned(),
+                            detail: format!("its params cannot be read: {err}"),
+                        })?
+                    }
+                };
+                modern_params = self.with_meta(value, MetaPrecedence::Callers).to_string();
+                Some(modern_params.as_str())
+            }
+        };
+        let id = self.take_id();
+        let mut text = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{}",
+            Value::String(method.to_owned())
+        );
+        if let Some(params) = params {
+            text.push_str(",\"params\":");
+            text.push_str(params);
+        }
+        text.push('}');
+        let (line, _) = self.round_trip(method, id, &text).await?;
+        Ok(match String::from_utf8(line) {
+            Ok(text) => text,
+            Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        })
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Sends one request (`text`, whose id is `id`) and waits, within the timeout, for the
+    /// answer carrying that id; returns the answer's line and its reading. Everything else the
+    /// server sends meanwhile is dealt with on the way: its requests answered, its
+    /// notifications dropped, stray answers and noise counted.
+    async fn round_trip(
+        &mut self,
+        method: &str,
+        id: u64,
+        text: &str,
+    ) -> Result<(Vec<u8>, Response), ClientError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let mut strays = (0_usize, 0_usize);
         let ms = self.timeout.as_millis();
@@ -341,7 +394,7 @@ impl Client {
             unknown_ids: strays.0,
             not_json: strays.1,
         };
-        match tokio::time::timeout_at(deadline, self.transport.send(&text)).await {
+        match tokio::time::timeout_at(deadline, self.transport.send(text)).await {
             Err(_) => return Err(timeout(strays)),
             Ok(sent) => sent.map_err(|err| transport_error(method, err))?,
         }
@@ -362,7 +415,9 @@ impl Client {
                 }
             };
             match message::classify(&line) {
-                Incoming::Response(response) if response.id.key() == wanted => return Ok(response),
+                Incoming::Response(response) if response.id.key() == wanted => {
+                    return Ok((line, response));
+                }
                 Incoming::Response(_) => strays.0 += 1,
                 Incoming::Request { id, method } => self.answer_server_request(&id, &method).await,
                 Incoming::Notification => {}
@@ -510,13 +565,15 @@ impl Client {
     async fn initialize(&mut self) -> Result<(), ClientError> {
         self.set_era(Era::Legacy);
         let params = json!({
-            "protocolVersion": LEGACY_PROTOCOL_VERSION,
+            "protocolVersion": version::LEGACY,
             "capabilities": {},
             "clientInfo": client_info(),
         });
         let result = match self.request("initialize", params).await {
             Ok(result) => result,
-            Err(err @ (ClientError::Rpc { .. } | ClientError::Exited { .. })) => return Err(err),
+            Err(err @ (ClientError::Rpc { .. } | ClientError::ServerGone { .. })) => {
+                return Err(err);
+            }
             Err(err) => {
                 return Err(ClientError::Handshake {
                     step: "initialize",
@@ -542,7 +599,7 @@ impl Client {
 
     async fn discover(&mut self) -> Result<(), ClientError> {
         self.set_era(Era::Modern);
-        self.use_version(MODERN_PROTOCOL_VERSION);
+        self.use_version(version::MODERN);
         let mut retried = false;
         let result = loop {
             match self.request("server/discover", json!({})).await {
@@ -569,9 +626,7 @@ impl Client {
                     };
                     eprintln!(
                         "mcp-cassette: server rejected {}; retrying at {version}",
-                        self.protocol_version
-                            .as_deref()
-                            .unwrap_or(MODERN_PROTOCOL_VERSION)
+                        self.protocol_version.as_deref().unwrap_or(version::MODERN)
                     );
                     self.use_version(&version);
                     retried = true;
@@ -605,7 +660,7 @@ impl Client {
         self.capabilities = capabilities_of(&result);
         self.server_info = result
             .get("_meta")
-            .and_then(|meta| meta.get(META_SERVER_INFO))
+            .and_then(|result_meta| result_meta.get(meta::SERVER_INFO))
             .filter(|v| !v.is_null())
             .cloned();
         self.instructions = result
@@ -625,29 +680,37 @@ impl Client {
         self.transport.set_protocol_version(version);
     }
 
-    /// Modern requests carry version, identity and capabilities in `params._meta` (the caller's
-    /// own `_meta` keys are kept; ours win).
-    fn with_meta(&self, params: Value) -> Value {
+    /// Modern requests carry version, identity and capabilities in `params._meta`; the caller's
+    /// other `_meta` keys are kept, and `precedence` says whose wins where both set one.
+    fn with_meta(&self, params: Value, precedence: MetaPrecedence) -> Value {
         let mut params = match params {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => return other,
         };
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
+        let mut request_meta = match params.remove("_meta") {
+            Some(Value::Object(request_meta)) => request_meta,
             _ => Map::new(),
         };
-        meta.insert(
-            META_PROTOCOL_VERSION.into(),
-            json!(
-                self.protocol_version
-                    .as_deref()
-                    .unwrap_or(MODERN_PROTOCOL_VERSION)
+        let ours = [
+            (
+                meta::PROTOCOL_VERSION,
+                json!(self.protocol_version.as_deref().unwrap_or(version::MODERN)),
             ),
-        );
-        meta.insert(META_CLIENT_INFO.into(), client_info());
-        meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
-        params.insert("_meta".into(), Value::Object(meta));
+            (meta::CLIENT_INFO, client_info()),
+            (meta::CLIENT_CAPABILITIES, json!({})),
+        ];
+        for (key, value) in ours {
+            match precedence {
+                MetaPrecedence::Ours => {
+                    request_meta.insert(key.into(), value);
+                }
+                MetaPrecedence::Callers => {
+                    request_meta.entry(key).or_insert(value);
+                }
+            }
+        }
+        params.insert("_meta".into(), Value::Object(request_meta));
         Value::Object(params)
     }
 
@@ -657,7 +720,7 @@ impl Client {
             json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
         } else {
             json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {
-                "code": -32601,
+                "code": METHOD_NOT_FOUND,
                 "message": format!("mcp-cassette does not serve {method}"),
             }})
         };
@@ -680,12 +743,21 @@ impl Client {
 
 fn transport_error(method: &str, err: TransportError) -> ClientError {
     match err {
-        TransportError::Exited(exit) => ClientError::Exited {
+        TransportError::Gone(gone) => ClientError::ServerGone {
             method: method.to_owned(),
-            exit,
+            gone,
         },
         other => ClientError::Transport(other),
     }
+}
+
+/// Whose `_meta` keys win when a request already carries some of ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MetaPrecedence {
+    /// Requests this client makes: the session's values.
+    Ours,
+    /// Requests relayed for someone else: theirs.
+    Callers,
 }
 
 fn client_info() -> Value {
@@ -747,89 +819,26 @@ fn preview(line: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
-    use std::sync::{Arc, Mutex};
-
+    use super::scripted::{self, Sent, error, legacy_init, result};
     use super::*;
-
-    type Script = Box<dyn FnMut(&Value) -> Vec<String> + Send>;
-
-    /// A transport that answers each message it is sent with the lines a script returns, and
-    /// keeps every message it was sent.
-    struct Scripted {
-        script: Script,
-        queue: VecDeque<String>,
-        sent: Arc<Mutex<Vec<Value>>>,
-    }
-
-    impl Transport for Scripted {
-        fn kind(&self) -> TransportKind {
-            TransportKind::Stdio
-        }
-
-        fn send<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Result<(), TransportError>> {
-            Box::pin(async move {
-                let value: Value = serde_json::from_str(message).unwrap();
-                self.queue.extend((self.script)(&value));
-                self.sent.lock().unwrap().push(value);
-                Ok(())
-            })
-        }
-
-        fn receive(&mut self) -> BoxFuture<'_, Result<Received, TransportError>> {
-            Box::pin(async move {
-                match self.queue.pop_front() {
-                    Some(line) => Ok(Received::Message(line.into_bytes())),
-                    // Nothing more: behave like a server that stays silent.
-                    None => std::future::pending().await,
-                }
-            })
-        }
-
-        fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
-            Box::pin(async {})
-        }
-    }
-
-    fn result(request: &Value, result: Value) -> String {
-        json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
-    }
-
-    fn error(request: &Value, code: i64, message: &str, data: Value) -> String {
-        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message, "data": data}})
-            .to_string()
-    }
-
-    fn legacy_init(request: &Value) -> Vec<String> {
-        vec![result(
-            request,
-            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
-        )]
-    }
+    use crate::protocol::meta::{
+        CLIENT_CAPABILITIES as META_CLIENT_CAPABILITIES, CLIENT_INFO as META_CLIENT_INFO,
+        PROTOCOL_VERSION as META_PROTOCOL_VERSION, SERVER_INFO as META_SERVER_INFO,
+    };
 
     fn connect(
         era: EraChoice,
         script: impl FnMut(&Value) -> Vec<String> + Send + 'static,
-    ) -> (
-        Result<Client, ClientError>,
-        Arc<Mutex<Vec<Value>>>,
-        tokio::runtime::Runtime,
-    ) {
+    ) -> (Result<Client, ClientError>, Sent, tokio::runtime::Runtime) {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let sent = Arc::new(Mutex::new(Vec::new()));
-        let transport = Scripted {
-            script: Box::new(script),
-            queue: VecDeque::new(),
-            sent: Arc::clone(&sent),
-        };
+        let (transport, sent) = scripted::transport(script);
         let options = ClientOptions {
-            era,
             timeout: Duration::from_millis(200),
         };
-        let client = runtime.block_on(Client::connect(Box::new(transport), options));
+        let client = runtime.block_on(Client::over(transport, era, options));
         (client, sent, runtime)
     }
 
@@ -863,7 +872,7 @@ mod tests {
             .block_on(client.list_all("tools/list", "tools"))
             .unwrap();
         assert_eq!(tools, [json!({"name": "a"}), json!({"name": "b"})]);
-        let sent = sent.lock().unwrap();
+        let sent = sent.values();
         assert_eq!(
             sent[0],
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -914,7 +923,7 @@ mod tests {
             .block_on(client.request("tools/list", json!({"_meta": {"progressToken": 5}})))
             .unwrap();
         assert_eq!(tools["tools"], json!([]));
-        let sent = sent.lock().unwrap();
+        let sent = sent.values();
         assert_eq!(sent.len(), 3, "no initialize, no initialized: {sent:?}");
         assert_eq!(
             sent[2]["params"]["_meta"],
@@ -939,7 +948,7 @@ mod tests {
         });
         let err = client.err().unwrap();
         assert_eq!(err.to_string(), "server/discover rejected: needs sampling");
-        assert_eq!(sent.lock().unwrap().len(), 1);
+        assert_eq!(sent.values().len(), 1);
     }
 
     #[test]
@@ -988,11 +997,9 @@ mod tests {
         });
         let mut client = client.unwrap();
         let answers: Vec<Value> = sent
-            .lock()
-            .unwrap()
-            .iter()
+            .values()
+            .into_iter()
             .filter(|m| m.get("method").is_none())
-            .cloned()
             .collect();
         assert_eq!(
             answers,
@@ -1077,6 +1084,113 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "the answer to \"resources/templates/list\" is not an object"
+        );
+    }
+
+    #[test]
+    fn forward_keeps_legacy_params_byte_for_byte_and_returns_the_answer_line() {
+        let (client, sent, runtime) = connect(EraChoice::Legacy, |request| {
+            match request["method"].as_str() {
+                Some("initialize") => legacy_init(request),
+                Some("tools/call") => vec![
+                    // A legacy server may ping while it works: answered `{}`, not refused.
+                    json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}).to_string(),
+                    format!(
+                        r#"{{"jsonrpc":"2.0", "id":{},"result":{{"n":1.0}}}}"#,
+                        request["id"]
+                    ),
+                ],
+                _ => Vec::new(),
+            }
+        });
+        let mut client = client.unwrap();
+        let params = RawValue::from_string(r#"{ "name":"echo", "x": 1.50 }"#.to_owned()).unwrap();
+        let answer = runtime
+            .block_on(client.forward("tools/call", Some(&params)))
+            .unwrap();
+        assert_eq!(answer, r#"{"jsonrpc":"2.0", "id":2,"result":{"n":1.0}}"#);
+        let texts = sent.texts();
+        assert_eq!(
+            texts[2],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{ "name":"echo", "x": 1.50 }}"#
+        );
+        assert_eq!(
+            sent.values()[3],
+            json!({"jsonrpc": "2.0", "id": "p1", "result": {}})
+        );
+
+        let err = runtime
+            .block_on(client.forward("never/answered", None))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "timeout after 200ms waiting for \"never/answered\""
+        );
+    }
+
+    #[test]
+    fn forward_in_the_modern_era_fills_in_only_the_meta_the_requester_left_out() {
+        let (client, sent, runtime) = connect(EraChoice::Modern, |request| {
+            vec![result(request, json!({"resultType": "complete"}))]
+        });
+        let mut client = client.unwrap();
+        let params = RawValue::from_string(
+            json!({"name": "t", "_meta": {META_CLIENT_INFO: {"name": "real-client"}, "progressToken": 1}})
+                .to_string(),
+        )
+        .unwrap();
+        runtime
+            .block_on(client.forward("tools/call", Some(&params)))
+            .unwrap();
+        runtime
+            .block_on(client.forward("tools/list", None))
+            .unwrap();
+        let sent = sent.values();
+        assert_eq!(
+            sent[1]["params"],
+            json!({"name": "t", "_meta": {
+                META_CLIENT_INFO: {"name": "real-client"},
+                "progressToken": 1,
+                META_PROTOCOL_VERSION: "2026-07-28",
+                META_CLIENT_CAPABILITIES: {}
+            }})
+        );
+        assert_eq!(
+            sent[2]["params"]["_meta"][META_CLIENT_INFO]["name"],
+            "mcp-cassette"
+        );
+    }
+
+    #[test]
+    fn a_url_target_is_not_served_yet() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let target = Target::from_flags(None, Some("http://127.0.0.1:9/mcp"), "auto").unwrap();
+        let err = runtime
+            .block_on(Client::connect(&target, ClientOptions::default()))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "--url (Streamable HTTP) is not available in this build yet"
+        );
+        assert!(err.is_fatal());
+    }
+
+    #[test]
+    fn a_server_gone_reads_the_same_whatever_the_transport() {
+        let gone = ClientError::ServerGone {
+            method: "initialize".into(),
+            gone: Gone {
+                reason: "the server exited with status 7".into(),
+                detail: " (nothing on its stderr)".into(),
+            },
+        };
+        assert_eq!(
+            gone.to_string(),
+            "the server exited with status 7 while waiting for \"initialize\" (nothing on its stderr)"
         );
     }
 

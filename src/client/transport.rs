@@ -4,6 +4,7 @@
 //! messages. stdio implements it here over [`crate::transport::stdio`]; the Streamable HTTP
 //! transport implements the same trait (a POST per `send`, its answer queued for `receive`).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -28,11 +29,38 @@ pub enum Received {
     TooLong { bytes: usize },
 }
 
+/// How a server that can no longer be talked to went away, in the words of the transport that
+/// noticed: a stdio child's exit status and stderr, an HTTP connection's end. The client puts
+/// the method it was waiting for between the two parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gone {
+    /// One clause: `the server exited with status 7`, `the server closed its stdout`.
+    pub reason: String,
+    /// What follows the clause, starting with its own separator (`; its stderr ended with: …`,
+    /// ` (nothing on its stderr)`); may be empty.
+    pub detail: String,
+}
+
+impl fmt::Display for Gone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.reason, self.detail)
+    }
+}
+
+impl From<Exit> for Gone {
+    fn from(exit: Exit) -> Self {
+        Gone {
+            reason: exit.summary(),
+            detail: exit.tail_note(),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
     /// The server is gone; nothing more will arrive.
     #[error("{0}")]
-    Exited(Exit),
+    Gone(Gone),
     /// The transport could not be set up (spawn failed, empty command, bad URL).
     #[error("{0}")]
     Start(String),
@@ -45,7 +73,7 @@ impl TransportError {
     /// True when no further exchange can succeed, so a second era probe is pointless.
     pub fn is_fatal(&self) -> bool {
         match self {
-            TransportError::Exited(_) | TransportError::Start(_) => true,
+            TransportError::Gone(_) | TransportError::Start(_) => true,
             TransportError::Failed { fatal, .. } => *fatal,
         }
     }
@@ -54,7 +82,7 @@ impl TransportError {
 impl From<StdioError> for TransportError {
     fn from(err: StdioError) -> Self {
         match err {
-            StdioError::Exited(exit) => TransportError::Exited(exit),
+            StdioError::Exited(exit) => TransportError::Gone(exit.into()),
             StdioError::EmptyCommand | StdioError::Spawn { .. } => {
                 TransportError::Start(err.to_string())
             }
