@@ -3,6 +3,8 @@
 //! The client owns the lifecycle (handshake, ids, timeouts, pagination); a transport only moves
 //! messages. stdio implements it here over [`crate::transport::stdio`]; the Streamable HTTP
 //! transport implements the same trait (a POST per `send`, its answer queued for `receive`).
+//! Failures come back as [`TransportError`], which holds no transport's own types: a server
+//! that went away is a [`Gone`] in words, so the client's errors read alike over either.
 
 use std::fmt;
 use std::future::Future;
@@ -14,8 +16,8 @@ use crate::transport::stdio::{self, Exit, StdioError, StdioTransport};
 /// A boxed future that may cross threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Which kind of transport, because era probing starts differently on each (§5.4): HTTP asks
-/// modern first, stdio legacy first.
+/// Which kind of transport, because era probing starts differently on each: HTTP asks modern
+/// first, stdio legacy first (docs/check.md, "Eras").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportKind {
     Stdio,
