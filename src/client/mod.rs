@@ -190,6 +190,17 @@ pub struct Client {
     noise_notes: usize,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("transport", &self.transport.kind())
+            .field("era", &self.era)
+            .field("protocol_version", &self.protocol_version)
+            .field("server_info", &self.server_info)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Client {
     /// Reaches the target (spawning a stdio server) and opens a session in its era. Must be
     /// called within a tokio runtime with I/O and time enabled.

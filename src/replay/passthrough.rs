@@ -26,8 +26,6 @@ use tokio::runtime::Runtime;
 use super::session::Rules;
 use super::wire::{Outbound, Request, find_spans};
 use crate::cassette::{Dir, Entry, parse_iso};
-#[cfg(test)]
-use crate::client::EraChoice;
 use crate::client::{Client, ClientOptions, Target};
 use crate::jsonrpc::{Frame, Id};
 use crate::protocol::error_code::INTERNAL_ERROR;
@@ -139,6 +137,7 @@ fn splice_id(text: &str, id: &Id) -> String {
 }
 
 /// The passthrough side of a replay session.
+#[derive(Debug)]
 pub struct Passthrough {
     target: Target,
     options: ClientOptions,
@@ -153,20 +152,10 @@ pub struct Passthrough {
 /// The live server's session, and the runtime its client runs on. The stdio front-end is
 /// synchronous and starts without tokio; the runtime exists only once a miss needs the live
 /// server, and each forward blocks on it (requests are handled strictly in order anyway).
+#[derive(Debug)]
 struct Live {
     runtime: Runtime,
     client: Client,
-}
-
-impl std::fmt::Debug for Passthrough {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Passthrough")
-            .field("target", &self.target)
-            .field("appender", &self.appender)
-            .field("appended", &self.appended)
-            .field("failures", &self.failures)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Passthrough {
@@ -234,15 +223,6 @@ impl Passthrough {
             runtime.block_on(client.close());
         }
     }
-
-    /// A passthrough whose live session is already open (tests drive a scripted server).
-    #[cfg(test)]
-    fn with_live(runtime: Runtime, client: Client, appender: Appender) -> Passthrough {
-        let target = Target::stdio(&["scripted".to_owned()], EraChoice::Auto).unwrap();
-        let mut passthrough = Passthrough::new(target, ClientOptions::default(), appender);
-        passthrough.live = Some(Ok(Live { runtime, client }));
-        passthrough
-    }
 }
 
 impl Live {
@@ -263,6 +243,15 @@ impl Live {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::EraChoice;
+
+    /// A passthrough whose live session is already open (tests drive a scripted server).
+    fn with_live(runtime: Runtime, client: Client, appender: Appender) -> Passthrough {
+        let target = Target::stdio(&["scripted".to_owned()], EraChoice::Auto).unwrap();
+        let mut passthrough = Passthrough::new(target, ClientOptions::default(), appender);
+        passthrough.live = Some(Ok(Live { runtime, client }));
+        passthrough
+    }
 
     #[test]
     fn splice_keeps_bytes() {
@@ -309,8 +298,7 @@ mod tests {
         let client = runtime
             .block_on(Client::over(transport, EraChoice::Auto, options))
             .unwrap();
-        let mut passthrough =
-            Passthrough::with_live(runtime, client, Appender::new(&path, None, 0, None));
+        let mut passthrough = with_live(runtime, client, Appender::new(&path, None, 0, None));
         let original = r#"{"jsonrpc":"2.0","id":"c7","method":"tools/call","params":{"name":"x"}}"#;
         let request = Request::new(
             Id::Str("c7".into()),
