@@ -152,6 +152,9 @@ pub struct Passthrough {
 /// The live server's session, and the runtime its client runs on. The stdio front-end is
 /// synchronous and starts without tokio; the runtime exists only once a miss needs the live
 /// server, and each forward blocks on it (requests are handled strictly in order anyway).
+/// Between forwards nothing runs on it, so what the live server writes meanwhile waits in its
+/// pipes: its stderr reaches ours at the next forward or at close, and its notifications are
+/// read (and dropped) then.
 #[derive(Debug)]
 struct Live {
     runtime: Runtime,
