@@ -34,6 +34,8 @@
 //! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]), so an HTTP
 //! transport reports through the same variants as stdio.
 
+mod error;
+mod lifecycle;
 mod message;
 #[cfg(test)]
 pub(crate) mod scripted;
@@ -46,16 +48,16 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+pub use error::ClientError;
 pub use message::{Outcome, RawMembers, Response, RpcError};
 pub use target::{Endpoint, EraChoice, Target, TargetError};
 pub use transport::{BoxFuture, Gone, Received, Transport, TransportError, TransportKind};
 
 use crate::jsonrpc::Id;
-use crate::protocol::error_code::{
-    HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_CAPABILITY, UNSUPPORTED_VERSION,
-};
-use crate::protocol::{Era, meta, version};
+use crate::protocol::Era;
+use crate::protocol::error_code::METHOD_NOT_FOUND;
 use crate::transport::stdio::{StdioOptions, StdioTransport};
+use lifecycle::MetaPrecedence;
 use message::Incoming;
 
 /// Default per-request timeout.
@@ -92,89 +94,6 @@ pub fn timeout_from_env() -> Option<Duration> {
     let text = std::env::var(TIMEOUT_ENV).ok()?;
     let ms: u64 = text.trim().parse().ok()?;
     (ms > 0).then(|| Duration::from_millis(ms))
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("{0}")]
-    Transport(TransportError),
-    /// The server is gone; `method` is what we were waiting for.
-    #[error("{} while waiting for \"{method}\"{}", .gone.reason, .gone.detail)]
-    ServerGone { method: String, gone: Gone },
-    #[error("timeout after {ms}ms waiting for \"{method}\"{}", stray_note(*.unknown_ids, *.not_json))]
-    Timeout {
-        method: String,
-        ms: u128,
-        /// Answers carrying ids this client never sent, seen while waiting.
-        unknown_ids: usize,
-        /// Lines that were not JSON-RPC, seen while waiting.
-        not_json: usize,
-    },
-    /// A JSON-RPC error answer (the reference's wording).
-    #[error("{method} returned error {}: {}", .error.code, .error.message)]
-    Rpc {
-        method: String,
-        error: Box<RpcError>,
-    },
-    #[error("\"{method}\" needs client input (MRTR); mcp-cassette runs non-interactively")]
-    InputRequired {
-        method: String,
-        input_requests: Option<Value>,
-    },
-    /// An answer this client cannot use (not an object, too deep to parse, a list not a list).
-    #[error("the answer to \"{method}\" {detail}")]
-    Malformed { method: String, detail: String },
-    /// A listing that would not end.
-    #[error("{method} {detail}")]
-    Pagination { method: String, detail: String },
-    /// A request that cannot be put on the wire (forwarded params too deep to add `_meta` to).
-    #[error("cannot forward \"{method}\": {detail}")]
-    Unsendable { method: String, detail: String },
-    /// A modern server refused discovery with a modern error code (no fallback).
-    #[error("server/discover rejected: {message}")]
-    DiscoverRejected { code: i64, message: String },
-    /// A handshake step failed for a reason other than an error answer.
-    #[error("{step} failed: {cause}")]
-    Handshake {
-        step: &'static str,
-        cause: Box<ClientError>,
-    },
-    #[error("server answered neither era. {first}: {first_error}; {second}: {second_error}")]
-    NeitherEra {
-        first: Era,
-        first_error: Box<ClientError>,
-        second: Era,
-        second_error: Box<ClientError>,
-    },
-}
-
-impl ClientError {
-    /// True when the server can no longer be talked to at all.
-    pub fn is_fatal(&self) -> bool {
-        match self {
-            ClientError::ServerGone { .. } => true,
-            ClientError::Transport(err) => err.is_fatal(),
-            ClientError::Handshake { cause, .. } => cause.is_fatal(),
-            _ => false,
-        }
-    }
-}
-
-fn stray_note(unknown_ids: usize, not_json: usize) -> String {
-    let mut parts = Vec::new();
-    if unknown_ids > 0 {
-        parts.push(format!(
-            "{unknown_ids} answer(s) with an id this client never sent"
-        ));
-    }
-    if not_json > 0 {
-        parts.push(format!("{not_json} line(s) that are not JSON-RPC"));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("; meanwhile the server sent {}", parts.join(" and "))
-    }
 }
 
 /// A connected MCP session.
@@ -533,198 +452,6 @@ impl Client {
         self.transport.close().await;
     }
 
-    async fn probe(&mut self, kind: TransportKind) -> Result<(), ClientError> {
-        let first = match kind {
-            TransportKind::Stdio => Era::Legacy,
-            TransportKind::Http => Era::Modern,
-        };
-        let second = match first {
-            Era::Legacy => Era::Modern,
-            Era::Modern => Era::Legacy,
-        };
-        let first_error = match self.open(first).await {
-            Ok(()) => return Ok(()),
-            Err(err @ ClientError::DiscoverRejected { .. }) => return Err(err),
-            Err(err) if err.is_fatal() => return Err(err),
-            Err(err) => err,
-        };
-        eprintln!("mcp-cassette: {first} probe failed ({first_error}), trying {second}");
-        match self.open(second).await {
-            Ok(()) => Ok(()),
-            Err(err) if err.is_fatal() => Err(err),
-            Err(second_error) => Err(ClientError::NeitherEra {
-                first,
-                first_error: Box::new(first_error),
-                second,
-                second_error: Box::new(second_error),
-            }),
-        }
-    }
-
-    async fn open(&mut self, era: Era) -> Result<(), ClientError> {
-        match era {
-            Era::Legacy => self.initialize().await?,
-            Era::Modern => self.discover().await?,
-        }
-        eprintln!(
-            "mcp-cassette: connected as {era} (protocol {})",
-            self.protocol_version.as_deref().unwrap_or("unstated")
-        );
-        Ok(())
-    }
-
-    async fn initialize(&mut self) -> Result<(), ClientError> {
-        self.set_era(Era::Legacy);
-        let params = json!({
-            "protocolVersion": version::LEGACY,
-            "capabilities": {},
-            "clientInfo": client_info(),
-        });
-        let result = match self.request("initialize", params).await {
-            Ok(result) => result,
-            Err(err @ (ClientError::Rpc { .. } | ClientError::ServerGone { .. })) => {
-                return Err(err);
-            }
-            Err(err) => {
-                return Err(ClientError::Handshake {
-                    step: "initialize",
-                    cause: Box::new(err),
-                });
-            }
-        };
-        self.protocol_version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if let Some(version) = self.protocol_version.clone() {
-            self.transport.set_protocol_version(&version);
-        }
-        self.capabilities = capabilities_of(&result);
-        self.server_info = result.get("serverInfo").filter(|v| !v.is_null()).cloned();
-        self.instructions = result
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        self.notify("notifications/initialized", Value::Null).await
-    }
-
-    async fn discover(&mut self) -> Result<(), ClientError> {
-        self.set_era(Era::Modern);
-        self.use_version(version::MODERN);
-        let mut retried = false;
-        let result = loop {
-            match self.request("server/discover", json!({})).await {
-                Ok(result) => break result,
-                Err(ClientError::Rpc { error, .. })
-                    if error.code == UNSUPPORTED_VERSION && !retried =>
-                {
-                    let supported = error
-                        .data
-                        .as_ref()
-                        .and_then(|data| data.get("supported"))
-                        .and_then(Value::as_array)
-                        .and_then(|list| list.first())
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    let Some(version) = supported else {
-                        return Err(ClientError::DiscoverRejected {
-                            code: error.code,
-                            message: format!(
-                                "{} (server named no supported version)",
-                                error.message
-                            ),
-                        });
-                    };
-                    eprintln!(
-                        "mcp-cassette: server rejected {}; retrying at {version}",
-                        self.protocol_version.as_deref().unwrap_or(version::MODERN)
-                    );
-                    self.use_version(&version);
-                    retried = true;
-                }
-                Err(ClientError::Rpc { error, .. })
-                    if matches!(
-                        error.code,
-                        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
-                    ) =>
-                {
-                    return Err(ClientError::DiscoverRejected {
-                        code: error.code,
-                        message: error.message,
-                    });
-                }
-                Err(err) => return Err(err),
-            }
-        };
-        let versions: Vec<&str> = result
-            .get("supportedVersions")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let current = self.protocol_version.clone().unwrap_or_default();
-        if let Some(first) = versions.first() {
-            if !versions.contains(&current.as_str()) {
-                let first = (*first).to_owned();
-                self.use_version(&first);
-            }
-        }
-        self.capabilities = capabilities_of(&result);
-        self.server_info = result
-            .get("_meta")
-            .and_then(|result_meta| result_meta.get(meta::SERVER_INFO))
-            .filter(|v| !v.is_null())
-            .cloned();
-        self.instructions = result
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok(())
-    }
-
-    fn set_era(&mut self, era: Era) {
-        self.era = era;
-        self.transport.set_era(era);
-    }
-
-    fn use_version(&mut self, version: &str) {
-        self.protocol_version = Some(version.to_owned());
-        self.transport.set_protocol_version(version);
-    }
-
-    /// Modern requests carry version, identity and capabilities in `params._meta`; the caller's
-    /// other `_meta` keys are kept, and `precedence` says whose wins where both set one.
-    fn with_meta(&self, params: Value, precedence: MetaPrecedence) -> Value {
-        let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => return other,
-        };
-        let mut request_meta = match params.remove("_meta") {
-            Some(Value::Object(request_meta)) => request_meta,
-            _ => Map::new(),
-        };
-        let ours = [
-            (
-                meta::PROTOCOL_VERSION,
-                json!(self.protocol_version.as_deref().unwrap_or(version::MODERN)),
-            ),
-            (meta::CLIENT_INFO, client_info()),
-            (meta::CLIENT_CAPABILITIES, json!({})),
-        ];
-        for (key, value) in ours {
-            match precedence {
-                MetaPrecedence::Ours => {
-                    request_meta.insert(key.into(), value);
-                }
-                MetaPrecedence::Callers => {
-                    request_meta.entry(key).or_insert(value);
-                }
-            }
-        }
-        params.insert("_meta".into(), Value::Object(request_meta));
-        Value::Object(params)
-    }
-
     /// Legacy servers may ask us things; a short answer keeps them from waiting on us.
     async fn answer_server_request(&mut self, id: &Id, method: &str) {
         let answer = if method == "ping" {
@@ -759,26 +486,6 @@ fn transport_error(method: &str, err: TransportError) -> ClientError {
             gone,
         },
         other => ClientError::Transport(other),
-    }
-}
-
-/// Whose `_meta` keys win when a request already carries some of ours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum MetaPrecedence {
-    /// Requests this client makes: the session's values.
-    Ours,
-    /// Requests relayed for someone else: theirs.
-    Callers,
-}
-
-fn client_info() -> Value {
-    json!({"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")})
-}
-
-fn capabilities_of(result: &Value) -> Value {
-    match result.get("capabilities") {
-        Some(Value::Object(caps)) => Value::Object(caps.clone()),
-        _ => Value::Object(Map::new()),
     }
 }
 
@@ -832,6 +539,7 @@ fn preview(line: &[u8]) -> String {
 mod tests {
     use super::scripted::{self, Sent, error, legacy_init, result};
     use super::*;
+    use crate::protocol::error_code::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
     use crate::protocol::meta::{
         CLIENT_CAPABILITIES as META_CLIENT_CAPABILITIES, CLIENT_INFO as META_CLIENT_INFO,
         PROTOCOL_VERSION as META_PROTOCOL_VERSION, SERVER_INFO as META_SERVER_INFO,
