@@ -1,6 +1,8 @@
-//! A small MCP client for `check`, `snapshot`, `verify` and replay passthrough: it connects in
-//! either lifecycle era, sends requests one at a time with a per-request timeout, and follows
-//! pagination. It knows nothing about how bytes travel ([`Transport`] does that).
+//! The MCP client, the only one: `check`, `snapshot`, `verify` and replay passthrough all use
+//! it. It connects to a [`Target`] in either lifecycle era, sends requests one at a time with a
+//! per-request timeout, follows pagination, and relays requests for someone else
+//! ([`Client::forward`], raw params in, the raw answer line out). It knows nothing about how
+//! bytes travel ([`Transport`] does that).
 //!
 //! # Eras
 //!
@@ -19,14 +21,25 @@
 //! Lines that are not JSON-RPC are skipped with a note on stderr (the first few only). Answers
 //! with an id we never sent are ignored and counted; a request that then times out says so.
 //! Server requests are answered (`ping` with `{}`, anything else with `-32601`) so a legacy
-//! server waiting on us is not left hanging. A server that exits is reported at once with its
-//! status and the tail of its stderr. Results stay raw until a caller asks for a value, so an
+//! server waiting on us is not left hanging. A server that goes away is reported at once, in
+//! its transport's words (a stdio server: its exit status and the tail of its stderr). Results stay raw until a caller asks for a value, so an
 //! answer nested too deep to parse is an error naming the method, never a crash.
 //!
 //! The timeout is 15 s per request, as in the reference; `MCP_CASSETTE_TIMEOUT_MS` overrides
 //! it (in milliseconds) wherever [`ClientOptions::default`] is used.
+//!
+//! # Errors
+//!
+//! [`ClientError`] is the same whatever the transport: a server that went away is
+//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]), so an HTTP
+//! transport reports through the same variants as stdio.
 
+mod error;
+mod lifecycle;
 mod message;
+#[cfg(test)]
+pub(crate) mod scripted;
+mod target;
 mod transport;
 
 use std::collections::HashSet;
@@ -35,18 +48,18 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+pub use error::ClientError;
 pub use message::{Outcome, RawMembers, Response, RpcError};
-pub use transport::{BoxFuture, Received, Transport, TransportError, TransportKind};
+pub use target::{Endpoint, EraChoice, Target, TargetError};
+pub use transport::{BoxFuture, Gone, Received, Transport, TransportError, TransportKind};
 
 use crate::jsonrpc::Id;
 use crate::protocol::Era;
-use crate::transport::stdio::{Exit, StdioOptions, StdioTransport, write_tail};
+use crate::protocol::error_code::METHOD_NOT_FOUND;
+use crate::transport::stdio::{StdioOptions, StdioTransport};
+use lifecycle::MetaPrecedence;
 use message::Incoming;
 
-/// Protocol version asked for in a legacy `initialize`.
-pub const LEGACY_PROTOCOL_VERSION: &str = "2025-06-18";
-/// Protocol version sent in modern `_meta`.
-pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// Environment variable overriding the timeout, in milliseconds.
@@ -54,50 +67,23 @@ pub const TIMEOUT_ENV: &str = "MCP_CASSETTE_TIMEOUT_MS";
 /// Most pages a listing follows.
 pub const MAX_PAGES: usize = 100;
 
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-
-const HEADER_MISMATCH: i64 = -32020;
-const MISSING_CAPABILITY: i64 = -32021;
-const UNSUPPORTED_VERSION: i64 = -32022;
+/// What a URL target answers until the Streamable HTTP transport exists.
+const NO_HTTP: &str = "--url (Streamable HTTP) is not available in this build yet";
 
 /// Notes about skipped lines printed before falling silent.
 const NOISE_NOTES: usize = 3;
 
-/// Which lifecycle to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EraChoice {
-    Legacy,
-    Modern,
-    Auto,
-}
-
-impl EraChoice {
-    /// `legacy`, `modern` or `auto`; `None` otherwise.
-    pub fn parse(text: &str) -> Option<EraChoice> {
-        match text {
-            "legacy" => Some(EraChoice::Legacy),
-            "modern" => Some(EraChoice::Modern),
-            "auto" => Some(EraChoice::Auto),
-            _ => None,
-        }
-    }
-}
-
+/// How the client behaves whatever it connects to (the era is the [`Target`]'s).
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    pub era: EraChoice,
     /// Per request: from sending it to its answer.
     pub timeout: Duration,
 }
 
 impl Default for ClientOptions {
-    /// `auto`, and 15 s unless `MCP_CASSETTE_TIMEOUT_MS` says otherwise.
+    /// 15 s unless `MCP_CASSETTE_TIMEOUT_MS` says otherwise.
     fn default() -> Self {
         Self {
-            era: EraChoice::Auto,
             timeout: timeout_from_env().unwrap_or(DEFAULT_TIMEOUT),
         }
     }
@@ -108,92 +94,6 @@ pub fn timeout_from_env() -> Option<Duration> {
     let text = std::env::var(TIMEOUT_ENV).ok()?;
     let ms: u64 = text.trim().parse().ok()?;
     (ms > 0).then(|| Duration::from_millis(ms))
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("{0}")]
-    Transport(TransportError),
-    /// The server is gone; `method` is what we were waiting for.
-    #[error("{}", exited_message(.exit, .method))]
-    Exited { method: String, exit: Exit },
-    #[error("timeout after {ms}ms waiting for \"{method}\"{}", stray_note(*.unknown_ids, *.not_json))]
-    Timeout {
-        method: String,
-        ms: u128,
-        /// Answers carrying ids this client never sent, seen while waiting.
-        unknown_ids: usize,
-        /// Lines that were not JSON-RPC, seen while waiting.
-        not_json: usize,
-    },
-    /// A JSON-RPC error answer (the reference's wording).
-    #[error("{method} returned error {}: {}", .error.code, .error.message)]
-    Rpc {
-        method: String,
-        error: Box<RpcError>,
-    },
-    #[error("\"{method}\" needs client input (MRTR); mcp-cassette runs non-interactively")]
-    InputRequired {
-        method: String,
-        input_requests: Option<Value>,
-    },
-    /// An answer this client cannot use (not an object, too deep to parse, a list not a list).
-    #[error("the answer to \"{method}\" {detail}")]
-    Malformed { method: String, detail: String },
-    /// A listing that would not end.
-    #[error("{method} {detail}")]
-    Pagination { method: String, detail: String },
-    /// A modern server refused discovery with a modern error code (no fallback).
-    #[error("server/discover rejected: {message}")]
-    DiscoverRejected { code: i64, message: String },
-    /// A handshake step failed for a reason other than an error answer.
-    #[error("{step} failed: {cause}")]
-    Handshake {
-        step: &'static str,
-        cause: Box<ClientError>,
-    },
-    #[error("server answered neither era. {first}: {first_error}; {second}: {second_error}")]
-    NeitherEra {
-        first: Era,
-        first_error: Box<ClientError>,
-        second: Era,
-        second_error: Box<ClientError>,
-    },
-}
-
-impl ClientError {
-    /// True when the server can no longer be talked to at all.
-    pub fn is_fatal(&self) -> bool {
-        match self {
-            ClientError::Exited { .. } => true,
-            ClientError::Transport(err) => err.is_fatal(),
-            ClientError::Handshake { cause, .. } => cause.is_fatal(),
-            _ => false,
-        }
-    }
-}
-
-fn exited_message(exit: &Exit, method: &str) -> String {
-    let mut text = format!("{} while waiting for \"{method}\"", exit.summary());
-    let _ = write_tail(&mut text, &exit.stderr_tail);
-    text
-}
-
-fn stray_note(unknown_ids: usize, not_json: usize) -> String {
-    let mut parts = Vec::new();
-    if unknown_ids > 0 {
-        parts.push(format!(
-            "{unknown_ids} answer(s) with an id this client never sent"
-        ));
-    }
-    if not_json > 0 {
-        parts.push(format!("{not_json} line(s) that are not JSON-RPC"));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("; meanwhile the server sent {}", parts.join(" and "))
-    }
 }
 
 /// A connected MCP session.
@@ -209,21 +109,40 @@ pub struct Client {
     noise_notes: usize,
 }
 
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("transport", &self.transport.kind())
+            .field("era", &self.era)
+            .field("protocol_version", &self.protocol_version)
+            .field("server_info", &self.server_info)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Client {
-    /// Spawns `argv` and connects over stdio.
-    pub async fn connect_stdio(
-        argv: &[String],
-        options: ClientOptions,
-    ) -> Result<Client, ClientError> {
-        let transport = StdioTransport::spawn(argv, &StdioOptions::default())
-            .map_err(|err| ClientError::Transport(err.into()))?;
-        Client::connect(Box::new(transport), options).await
+    /// Reaches the target (spawning a stdio server) and opens a session in its era. Must be
+    /// called within a tokio runtime with I/O and time enabled.
+    pub async fn connect(target: &Target, options: ClientOptions) -> Result<Client, ClientError> {
+        let transport: Box<dyn Transport> = match target.endpoint() {
+            Endpoint::Stdio { argv, .. } => Box::new(
+                StdioTransport::spawn(argv, &StdioOptions::default())
+                    .map_err(|err| ClientError::Transport(err.into()))?,
+            ),
+            Endpoint::Url(_) => {
+                return Err(ClientError::Transport(TransportError::Start(
+                    NO_HTTP.to_owned(),
+                )));
+            }
+        };
+        Client::over(transport, target.era(), options).await
     }
 
-    /// Connects over any transport. On failure the transport is closed (a spawned server is
-    /// not left behind).
-    pub async fn connect(
+    /// Opens a session over a transport already set up. On failure the transport is closed (a
+    /// spawned server is not left behind).
+    pub async fn over(
         transport: Box<dyn Transport>,
+        era: EraChoice,
         options: ClientOptions,
     ) -> Result<Client, ClientError> {
         let kind = transport.kind();
@@ -238,7 +157,7 @@ impl Client {
             instructions: None,
             noise_notes: 0,
         };
-        let opened = match options.era {
+        let opened = match era {
             EraChoice::Legacy => client.initialize().await,
             EraChoice::Modern => client.discover().await,
             EraChoice::Auto => client.probe(kind).await,
@@ -316,22 +235,86 @@ impl Client {
     }
 
     /// Sends a request and returns the answer as it came, error or result (`input_required`
-    /// included), for callers that pass answers on (passthrough) or compare them (verify).
+    /// included), for callers that compare answers (verify).
     pub async fn exchange(&mut self, method: &str, params: Value) -> Result<Response, ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
+        let params = match self.era {
+            Era::Modern => Some(self.with_meta(params, MetaPrecedence::Ours)),
+            Era::Legacy => (!params.is_null()).then_some(params),
+        };
         let mut frame = Map::new();
         frame.insert("jsonrpc".into(), json!("2.0"));
         frame.insert("id".into(), json!(id));
         frame.insert("method".into(), json!(method));
-        let params = match self.era {
-            Era::Modern => Some(self.with_meta(params)),
-            Era::Legacy => (!params.is_null()).then_some(params),
-        };
         if let Some(params) = params {
             frame.insert("params".into(), params);
         }
         let text = Value::Object(frame).to_string();
+        let (_, response) = self.round_trip(method, id, &text).await?;
+        Ok(response)
+    }
+
+    /// Relays a request on someone else's behalf (replay passthrough) and returns the server's
+    /// answer line as it arrived, error or result (`input_required` included), with this
+    /// client's id in it. `params` is raw JSON text (absent: none); in the legacy era it goes out
+    /// byte for byte. In the modern era the request must carry `_meta` identity: keys the
+    /// requester already put in its `_meta` are kept (they speak for the real client), and only
+    /// the missing ones are filled in from this session.
+    pub async fn forward(
+        &mut self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<String, ClientError> {
+        let modern_params;
+        let params = match self.era {
+            Era::Legacy => params.map(RawValue::get),
+            Era::Modern => {
+                let value = match params {
+                    None => Value::Null,
+                    Some(raw) => {
+                        serde_json::from_str(raw.get()).map_err(|err| ClientError::Unsendable {
+                            method: method.to_owned(),
+                            detail: format!("its params cannot be read: {err}"),
+                        })?
+                    }
+                };
+                modern_params = self.with_meta(value, MetaPrecedence::Callers).to_string();
+                Some(modern_params.as_str())
+            }
+        };
+        let id = self.take_id();
+        let mut text = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":{}",
+            Value::String(method.to_owned())
+        );
+        if let Some(params) = params {
+            text.push_str(",\"params\":");
+            text.push_str(params);
+        }
+        text.push('}');
+        let (line, _) = self.round_trip(method, id, &text).await?;
+        Ok(match String::from_utf8(line) {
+            Ok(text) => text,
+            Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        })
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Sends one request (`text`, whose id is `id`) and waits, within the timeout, for the
+    /// answer carrying that id; returns the answer's line and its reading. Everything else the
+    /// server sends meanwhile is dealt with on the way: its requests answered, its
+    /// notifications dropped, stray answers and noise counted.
+    async fn round_trip(
+        &mut self,
+        method: &str,
+        id: u64,
+        text: &str,
+    ) -> Result<(Vec<u8>, Response), ClientError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let mut strays = (0_usize, 0_usize);
         let ms = self.timeout.as_millis();
@@ -341,7 +324,7 @@ impl Client {
             unknown_ids: strays.0,
             not_json: strays.1,
         };
-        match tokio::time::timeout_at(deadline, self.transport.send(&text)).await {
+        match tokio::time::timeout_at(deadline, self.transport.send(text)).await {
             Err(_) => return Err(timeout(strays)),
             Ok(sent) => sent.map_err(|err| transport_error(method, err))?,
         }
@@ -362,7 +345,9 @@ impl Client {
                 }
             };
             match message::classify(&line) {
-                Incoming::Response(response) if response.id.key() == wanted => return Ok(response),
+                Incoming::Response(response) if response.id.key() == wanted => {
+                    return Ok((line, response));
+                }
                 Incoming::Response(_) => strays.0 += 1,
                 Incoming::Request { id, method } => self.answer_server_request(&id, &method).await,
                 Incoming::Notification => {}
@@ -467,197 +452,13 @@ impl Client {
         self.transport.close().await;
     }
 
-    async fn probe(&mut self, kind: TransportKind) -> Result<(), ClientError> {
-        let first = match kind {
-            TransportKind::Stdio => Era::Legacy,
-            TransportKind::Http => Era::Modern,
-        };
-        let second = match first {
-            Era::Legacy => Era::Modern,
-            Era::Modern => Era::Legacy,
-        };
-        let first_error = match self.open(first).await {
-            Ok(()) => return Ok(()),
-            Err(err @ ClientError::DiscoverRejected { .. }) => return Err(err),
-            Err(err) if err.is_fatal() => return Err(err),
-            Err(err) => err,
-        };
-        eprintln!("mcp-cassette: {first} probe failed ({first_error}), trying {second}");
-        match self.open(second).await {
-            Ok(()) => Ok(()),
-            Err(err) if err.is_fatal() => Err(err),
-            Err(second_error) => Err(ClientError::NeitherEra {
-                first,
-                first_error: Box::new(first_error),
-                second,
-                second_error: Box::new(second_error),
-            }),
-        }
-    }
-
-    async fn open(&mut self, era: Era) -> Result<(), ClientError> {
-        match era {
-            Era::Legacy => self.initialize().await?,
-            Era::Modern => self.discover().await?,
-        }
-        eprintln!(
-            "mcp-cassette: connected as {era} (protocol {})",
-            self.protocol_version.as_deref().unwrap_or("unstated")
-        );
-        Ok(())
-    }
-
-    async fn initialize(&mut self) -> Result<(), ClientError> {
-        self.set_era(Era::Legacy);
-        let params = json!({
-            "protocolVersion": LEGACY_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": client_info(),
-        });
-        let result = match self.request("initialize", params).await {
-            Ok(result) => result,
-            Err(err @ (ClientError::Rpc { .. } | ClientError::Exited { .. })) => return Err(err),
-            Err(err) => {
-                return Err(ClientError::Handshake {
-                    step: "initialize",
-                    cause: Box::new(err),
-                });
-            }
-        };
-        self.protocol_version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if let Some(version) = self.protocol_version.clone() {
-            self.transport.set_protocol_version(&version);
-        }
-        self.capabilities = capabilities_of(&result);
-        self.server_info = result.get("serverInfo").filter(|v| !v.is_null()).cloned();
-        self.instructions = result
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        self.notify("notifications/initialized", Value::Null).await
-    }
-
-    async fn discover(&mut self) -> Result<(), ClientError> {
-        self.set_era(Era::Modern);
-        self.use_version(MODERN_PROTOCOL_VERSION);
-        let mut retried = false;
-        let result = loop {
-            match self.request("server/discover", json!({})).await {
-                Ok(result) => break result,
-                Err(ClientError::Rpc { error, .. })
-                    if error.code == UNSUPPORTED_VERSION && !retried =>
-                {
-                    let supported = error
-                        .data
-                        .as_ref()
-                        .and_then(|data| data.get("supported"))
-                        .and_then(Value::as_array)
-                        .and_then(|list| list.first())
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    let Some(version) = supported else {
-                        return Err(ClientError::DiscoverRejected {
-                            code: error.code,
-                            message: format!(
-                                "{} (server named no supported version)",
-                                error.message
-                            ),
-                        });
-                    };
-                    eprintln!(
-                        "mcp-cassette: server rejected {}; retrying at {version}",
-                        self.protocol_version
-                            .as_deref()
-                            .unwrap_or(MODERN_PROTOCOL_VERSION)
-                    );
-                    self.use_version(&version);
-                    retried = true;
-                }
-                Err(ClientError::Rpc { error, .. })
-                    if matches!(
-                        error.code,
-                        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
-                    ) =>
-                {
-                    return Err(ClientError::DiscoverRejected {
-                        code: error.code,
-                        message: error.message,
-                    });
-                }
-                Err(err) => return Err(err),
-            }
-        };
-        let versions: Vec<&str> = result
-            .get("supportedVersions")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let current = self.protocol_version.clone().unwrap_or_default();
-        if let Some(first) = versions.first() {
-            if !versions.contains(&current.as_str()) {
-                let first = (*first).to_owned();
-                self.use_version(&first);
-            }
-        }
-        self.capabilities = capabilities_of(&result);
-        self.server_info = result
-            .get("_meta")
-            .and_then(|meta| meta.get(META_SERVER_INFO))
-            .filter(|v| !v.is_null())
-            .cloned();
-        self.instructions = result
-            .get("instructions")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok(())
-    }
-
-    fn set_era(&mut self, era: Era) {
-        self.era = era;
-        self.transport.set_era(era);
-    }
-
-    fn use_version(&mut self, version: &str) {
-        self.protocol_version = Some(version.to_owned());
-        self.transport.set_protocol_version(version);
-    }
-
-    /// Modern requests carry version, identity and capabilities in `params._meta` (the caller's
-    /// own `_meta` keys are kept; ours win).
-    fn with_meta(&self, params: Value) -> Value {
-        let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => return other,
-        };
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        meta.insert(
-            META_PROTOCOL_VERSION.into(),
-            json!(
-                self.protocol_version
-                    .as_deref()
-                    .unwrap_or(MODERN_PROTOCOL_VERSION)
-            ),
-        );
-        meta.insert(META_CLIENT_INFO.into(), client_info());
-        meta.insert(META_CLIENT_CAPABILITIES.into(), json!({}));
-        params.insert("_meta".into(), Value::Object(meta));
-        Value::Object(params)
-    }
-
     /// Legacy servers may ask us things; a short answer keeps them from waiting on us.
     async fn answer_server_request(&mut self, id: &Id, method: &str) {
         let answer = if method == "ping" {
             json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
         } else {
             json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {
-                "code": -32601,
+                "code": METHOD_NOT_FOUND,
                 "message": format!("mcp-cassette does not serve {method}"),
             }})
         };
@@ -680,22 +481,11 @@ impl Client {
 
 fn transport_error(method: &str, err: TransportError) -> ClientError {
     match err {
-        TransportError::Exited(exit) => ClientError::Exited {
+        TransportError::Gone(gone) => ClientError::ServerGone {
             method: method.to_owned(),
-            exit,
+            gone,
         },
         other => ClientError::Transport(other),
-    }
-}
-
-fn client_info() -> Value {
-    json!({"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")})
-}
-
-fn capabilities_of(result: &Value) -> Value {
-    match result.get("capabilities") {
-        Some(Value::Object(caps)) => Value::Object(caps.clone()),
-        _ => Value::Object(Map::new()),
     }
 }
 
@@ -747,89 +537,27 @@ fn preview(line: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
-    use std::sync::{Arc, Mutex};
-
+    use super::scripted::{self, Sent, error, legacy_init, result};
     use super::*;
-
-    type Script = Box<dyn FnMut(&Value) -> Vec<String> + Send>;
-
-    /// A transport that answers each message it is sent with the lines a script returns, and
-    /// keeps every message it was sent.
-    struct Scripted {
-        script: Script,
-        queue: VecDeque<String>,
-        sent: Arc<Mutex<Vec<Value>>>,
-    }
-
-    impl Transport for Scripted {
-        fn kind(&self) -> TransportKind {
-            TransportKind::Stdio
-        }
-
-        fn send<'a>(&'a mut self, message: &'a str) -> BoxFuture<'a, Result<(), TransportError>> {
-            Box::pin(async move {
-                let value: Value = serde_json::from_str(message).unwrap();
-                self.queue.extend((self.script)(&value));
-                self.sent.lock().unwrap().push(value);
-                Ok(())
-            })
-        }
-
-        fn receive(&mut self) -> BoxFuture<'_, Result<Received, TransportError>> {
-            Box::pin(async move {
-                match self.queue.pop_front() {
-                    Some(line) => Ok(Received::Message(line.into_bytes())),
-                    // Nothing more: behave like a server that stays silent.
-                    None => std::future::pending().await,
-                }
-            })
-        }
-
-        fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
-            Box::pin(async {})
-        }
-    }
-
-    fn result(request: &Value, result: Value) -> String {
-        json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
-    }
-
-    fn error(request: &Value, code: i64, message: &str, data: Value) -> String {
-        json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": code, "message": message, "data": data}})
-            .to_string()
-    }
-
-    fn legacy_init(request: &Value) -> Vec<String> {
-        vec![result(
-            request,
-            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
-        )]
-    }
+    use crate::protocol::error_code::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
+    use crate::protocol::meta::{
+        CLIENT_CAPABILITIES as META_CLIENT_CAPABILITIES, CLIENT_INFO as META_CLIENT_INFO,
+        PROTOCOL_VERSION as META_PROTOCOL_VERSION, SERVER_INFO as META_SERVER_INFO,
+    };
 
     fn connect(
         era: EraChoice,
         script: impl FnMut(&Value) -> Vec<String> + Send + 'static,
-    ) -> (
-        Result<Client, ClientError>,
-        Arc<Mutex<Vec<Value>>>,
-        tokio::runtime::Runtime,
-    ) {
+    ) -> (Result<Client, ClientError>, Sent, tokio::runtime::Runtime) {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let sent = Arc::new(Mutex::new(Vec::new()));
-        let transport = Scripted {
-            script: Box::new(script),
-            queue: VecDeque::new(),
-            sent: Arc::clone(&sent),
-        };
+        let (transport, sent) = scripted::transport(script);
         let options = ClientOptions {
-            era,
             timeout: Duration::from_millis(200),
         };
-        let client = runtime.block_on(Client::connect(Box::new(transport), options));
+        let client = runtime.block_on(Client::over(transport, era, options));
         (client, sent, runtime)
     }
 
@@ -863,7 +591,7 @@ mod tests {
             .block_on(client.list_all("tools/list", "tools"))
             .unwrap();
         assert_eq!(tools, [json!({"name": "a"}), json!({"name": "b"})]);
-        let sent = sent.lock().unwrap();
+        let sent = sent.values();
         assert_eq!(
             sent[0],
             json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -914,7 +642,7 @@ mod tests {
             .block_on(client.request("tools/list", json!({"_meta": {"progressToken": 5}})))
             .unwrap();
         assert_eq!(tools["tools"], json!([]));
-        let sent = sent.lock().unwrap();
+        let sent = sent.values();
         assert_eq!(sent.len(), 3, "no initialize, no initialized: {sent:?}");
         assert_eq!(
             sent[2]["params"]["_meta"],
@@ -939,7 +667,7 @@ mod tests {
         });
         let err = client.err().unwrap();
         assert_eq!(err.to_string(), "server/discover rejected: needs sampling");
-        assert_eq!(sent.lock().unwrap().len(), 1);
+        assert_eq!(sent.values().len(), 1);
     }
 
     #[test]
@@ -988,11 +716,9 @@ mod tests {
         });
         let mut client = client.unwrap();
         let answers: Vec<Value> = sent
-            .lock()
-            .unwrap()
-            .iter()
+            .values()
+            .into_iter()
             .filter(|m| m.get("method").is_none())
-            .cloned()
             .collect();
         assert_eq!(
             answers,
@@ -1077,6 +803,113 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "the answer to \"resources/templates/list\" is not an object"
+        );
+    }
+
+    #[test]
+    fn forward_keeps_legacy_params_byte_for_byte_and_returns_the_answer_line() {
+        let (client, sent, runtime) = connect(EraChoice::Legacy, |request| {
+            match request["method"].as_str() {
+                Some("initialize") => legacy_init(request),
+                Some("tools/call") => vec![
+                    // A legacy server may ping while it works: answered `{}`, not refused.
+                    json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}).to_string(),
+                    format!(
+                        r#"{{"jsonrpc":"2.0", "id":{},"result":{{"n":1.0}}}}"#,
+                        request["id"]
+                    ),
+                ],
+                _ => Vec::new(),
+            }
+        });
+        let mut client = client.unwrap();
+        let params = RawValue::from_string(r#"{ "name":"echo", "x": 1.50 }"#.to_owned()).unwrap();
+        let answer = runtime
+            .block_on(client.forward("tools/call", Some(&params)))
+            .unwrap();
+        assert_eq!(answer, r#"{"jsonrpc":"2.0", "id":2,"result":{"n":1.0}}"#);
+        let texts = sent.texts();
+        assert_eq!(
+            texts[2],
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{ "name":"echo", "x": 1.50 }}"#
+        );
+        assert_eq!(
+            sent.values()[3],
+            json!({"jsonrpc": "2.0", "id": "p1", "result": {}})
+        );
+
+        let err = runtime
+            .block_on(client.forward("never/answered", None))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "timeout after 200ms waiting for \"never/answered\""
+        );
+    }
+
+    #[test]
+    fn forward_in_the_modern_era_fills_in_only_the_meta_the_requester_left_out() {
+        let (client, sent, runtime) = connect(EraChoice::Modern, |request| {
+            vec![result(request, json!({"resultType": "complete"}))]
+        });
+        let mut client = client.unwrap();
+        let params = RawValue::from_string(
+            json!({"name": "t", "_meta": {META_CLIENT_INFO: {"name": "real-client"}, "progressToken": 1}})
+                .to_string(),
+        )
+        .unwrap();
+        runtime
+            .block_on(client.forward("tools/call", Some(&params)))
+            .unwrap();
+        runtime
+            .block_on(client.forward("tools/list", None))
+            .unwrap();
+        let sent = sent.values();
+        assert_eq!(
+            sent[1]["params"],
+            json!({"name": "t", "_meta": {
+                META_CLIENT_INFO: {"name": "real-client"},
+                "progressToken": 1,
+                META_PROTOCOL_VERSION: "2026-07-28",
+                META_CLIENT_CAPABILITIES: {}
+            }})
+        );
+        assert_eq!(
+            sent[2]["params"]["_meta"][META_CLIENT_INFO]["name"],
+            "mcp-cassette"
+        );
+    }
+
+    #[test]
+    fn a_url_target_is_not_served_yet() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let target = Target::from_flags(None, Some("http://127.0.0.1:9/mcp"), "auto").unwrap();
+        let err = runtime
+            .block_on(Client::connect(&target, ClientOptions::default()))
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "--url (Streamable HTTP) is not available in this build yet"
+        );
+        assert!(err.is_fatal());
+    }
+
+    #[test]
+    fn a_server_gone_reads_the_same_whatever_the_transport() {
+        let gone = ClientError::ServerGone {
+            method: "initialize".into(),
+            gone: Gone {
+                reason: "the server exited with status 7".into(),
+                detail: " (nothing on its stderr)".into(),
+            },
+        };
+        assert_eq!(
+            gone.to_string(),
+            "the server exited with status 7 while waiting for \"initialize\" (nothing on its stderr)"
         );
     }
 

@@ -3,7 +3,10 @@
 //! The client owns the lifecycle (handshake, ids, timeouts, pagination); a transport only moves
 //! messages. stdio implements it here over [`crate::transport::stdio`]; the Streamable HTTP
 //! transport implements the same trait (a POST per `send`, its answer queued for `receive`).
+//! Failures come back as [`TransportError`], which holds no transport's own types: a server
+//! that went away is a [`Gone`] in words, so the client's errors read alike over either.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -13,8 +16,8 @@ use crate::transport::stdio::{self, Exit, StdioError, StdioTransport};
 /// A boxed future that may cross threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Which kind of transport, because era probing starts differently on each (docs/check.md, "Eras"): HTTP asks
-/// modern first, stdio legacy first.
+/// Which kind of transport, because era probing starts differently on each: HTTP asks modern
+/// first, stdio legacy first (docs/check.md, "Eras").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportKind {
     Stdio,
@@ -28,11 +31,38 @@ pub enum Received {
     TooLong { bytes: usize },
 }
 
+/// How a server that can no longer be talked to went away, in the words of the transport that
+/// noticed: a stdio child's exit status and stderr, an HTTP connection's end. The client puts
+/// the method it was waiting for between the two parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gone {
+    /// One clause: `the server exited with status 7`, `the server closed its stdout`.
+    pub reason: String,
+    /// What follows the clause, starting with its own separator (`; its stderr ended with: …`,
+    /// ` (nothing on its stderr)`); may be empty.
+    pub detail: String,
+}
+
+impl fmt::Display for Gone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.reason, self.detail)
+    }
+}
+
+impl From<Exit> for Gone {
+    fn from(exit: Exit) -> Self {
+        Gone {
+            reason: exit.summary(),
+            detail: exit.tail_note(),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TransportError {
     /// The server is gone; nothing more will arrive.
     #[error("{0}")]
-    Exited(Exit),
+    Gone(Gone),
     /// The transport could not be set up (spawn failed, empty command, bad URL).
     #[error("{0}")]
     Start(String),
@@ -45,7 +75,7 @@ impl TransportError {
     /// True when no further exchange can succeed, so a second era probe is pointless.
     pub fn is_fatal(&self) -> bool {
         match self {
-            TransportError::Exited(_) | TransportError::Start(_) => true,
+            TransportError::Gone(_) | TransportError::Start(_) => true,
             TransportError::Failed { fatal, .. } => *fatal,
         }
     }
@@ -54,7 +84,7 @@ impl TransportError {
 impl From<StdioError> for TransportError {
     fn from(err: StdioError) -> Self {
         match err {
-            StdioError::Exited(exit) => TransportError::Exited(exit),
+            StdioError::Exited(exit) => TransportError::Gone(exit.into()),
             StdioError::EmptyCommand | StdioError::Spawn { .. } => {
                 TransportError::Start(err.to_string())
             }

@@ -9,13 +9,12 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 
 use crate::cli::CheckArgs;
-use crate::client::{Client, ClientOptions, EraChoice};
+use crate::client::{Client, ClientOptions, Target};
 use crate::inspect;
 use crate::report::{self, CheckReport, Gate, ReportHead};
-use crate::transport::command_line::tokenize;
 
 /// Output formats of `check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +39,23 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match inspect_target(&args, &settings) {
+    let target = match Target::from_flags(
+        args.target.stdio.as_deref(),
+        args.target.url.as_deref(),
+        &args.target.era,
+    ) {
+        Ok(target) => target,
+        Err(err) => {
+            eprintln!("check failed: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    match inspect_target(&target, &settings) {
         Ok(report) => {
             let text = match settings.format {
                 Format::Text => report::text::render(&report),
                 Format::Json => report::json::render(&report),
-                Format::Sarif => match sarif_document(&args, &report) {
+                Format::Sarif => match sarif_document(&args, &target, &report) {
                     Ok(text) => text,
                     Err(err) => {
                         eprintln!("check failed: {err:#}");
@@ -68,15 +78,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 /// The SARIF document, anchored as docs/sarif.md describes (a bad `--sarif-location` is an error).
-fn sarif_document(args: &CheckArgs, report: &CheckReport) -> anyhow::Result<String> {
+fn sarif_document(
+    args: &CheckArgs,
+    target: &Target,
+    report: &CheckReport,
+) -> anyhow::Result<String> {
     let cwd = std::env::current_dir().context("failed to read the working directory")?;
-    let tokens = args
-        .target
-        .stdio
-        .as_deref()
-        .map(tokenize)
-        .unwrap_or_default();
-    let anchor = report::sarif::resolve_anchor(args.sarif_location.as_deref(), &tokens, &cwd)?;
+    let anchor =
+        report::sarif::resolve_anchor(args.sarif_location.as_deref(), target.argv(), &cwd)?;
     if anchor.is_none() {
         eprint!("{}", report::sarif::NO_ANCHOR_WARNING);
     }
@@ -118,39 +127,18 @@ fn settings(args: &CheckArgs) -> Result<Settings, String> {
     })
 }
 
-fn inspect_target(args: &CheckArgs, settings: &Settings) -> anyhow::Result<CheckReport> {
-    let target = &args.target;
-    // An empty string names no target, as in the reference.
-    let stdio = target.stdio.as_deref().filter(|s| !s.is_empty());
-    let url = target.url.as_deref().filter(|s| !s.is_empty());
-    let command = match (stdio, url) {
-        (Some(_), Some(_)) => bail!("use either --stdio or --url, not both"),
-        (None, None) => bail!("missing target: pass --stdio \"<command>\" or --url <http-url>"),
-        (None, Some(_)) => bail!("--url (Streamable HTTP) is not available in this build yet"),
-        (Some(command), None) => command,
-    };
-    let Some(era) = EraChoice::parse(&target.era) else {
-        bail!(
-            "--era must be legacy | modern | auto (got \"{}\")",
-            target.era
-        );
-    };
-    let argv = tokenize(command);
+fn inspect_target(target: &Target, settings: &Settings) -> anyhow::Result<CheckReport> {
     // Compile the lint patterns and meta-schemas while the server starts up.
     std::thread::spawn(inspect::warm_up);
-    let options = ClientOptions {
-        era,
-        ..ClientOptions::default()
-    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
     let (head, surface) = runtime.block_on(async {
-        let mut client = Client::connect_stdio(&argv, options).await?;
+        let mut client = Client::connect(target, ClientOptions::default()).await?;
         let surface = inspect::collect(&mut client).await;
         let head = ReportHead {
-            target: command.to_owned(),
+            target: target.to_string(),
             server: client.server_info().cloned(),
             protocol_version: client.protocol_version().map(str::to_owned),
             tool_count: 0,

@@ -9,6 +9,7 @@ use anyhow::{anyhow, bail};
 
 use crate::cassette::{Reader, Transport};
 use crate::cli::ReplayArgs;
+use crate::client::{ClientOptions, EraChoice, Target};
 use crate::redact::{RedactConfig, check_config_hash};
 use crate::replay::passthrough::{Appender, Passthrough};
 use crate::replay::session::Rules;
@@ -54,11 +55,17 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             "replay --timing applies to streamed answers, which only --listen serves. Add --listen or drop --timing"
         );
     }
-    if on_miss == OnMiss::Passthrough && args.command.is_empty() {
-        bail!(
-            "replay --on-miss passthrough needs the real server command: mcp-cassette replay <cassette> --on-miss passthrough -- <server command...>"
-        );
-    }
+    // The live server's target: a command after `--`, spoken to in whichever era answers.
+    let live_target = if on_miss == OnMiss::Passthrough {
+        if args.command.is_empty() {
+            bail!(
+                "replay --on-miss passthrough needs the real server command: mcp-cassette replay <cassette> --on-miss passthrough -- <server command...>"
+            );
+        }
+        Some(Target::stdio(&args.command, EraChoice::Auto)?)
+    } else {
+        None
+    };
 
     let config = match &args.redact_config {
         Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
@@ -77,7 +84,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             );
         }
     }
-    let mut passthrough = (on_miss == OnMiss::Passthrough).then(|| {
+    let mut passthrough = live_target.map(|target| {
         let recorded_redaction = index.redact_requests.then(|| redactor.clone());
         let appender = Appender::new(
             &args.cassette,
@@ -85,7 +92,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             index.highest_live,
             recorded_redaction,
         );
-        Passthrough::new(args.command.clone(), appender)
+        Passthrough::new(target, ClientOptions::default(), appender)
     });
     let mut session = Session::new(Arc::new(index), redactor, on_miss);
 

@@ -17,10 +17,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 
 use crate::cli::SnapshotArgs;
-use crate::client::{Client, ClientOptions, EraChoice};
+use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
-use crate::transport::command_line::tokenize;
 
 pub fn run(args: SnapshotArgs) -> ExitCode {
     match run_inner(&args) {
@@ -39,7 +38,8 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             args.fail_on
         );
     };
-    let (argv, era) = target(args)?;
+    let t = &args.target;
+    let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
     let file = args.file.as_path();
     let stored = if args.check {
         if !file.exists() {
@@ -60,7 +60,7 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         }
         None
     };
-    let live = capture(&argv, era)?;
+    let live = capture(&target)?;
     let mut stdout = std::io::stdout().lock();
     match stored {
         Some(stored) => {
@@ -94,35 +94,14 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The server command and era, validated with the reference's messages.
-fn target(args: &SnapshotArgs) -> anyhow::Result<(Vec<String>, EraChoice)> {
-    let t = &args.target;
-    let stdio = t.stdio.as_deref().filter(|s| !s.is_empty());
-    let url = t.url.as_deref().filter(|s| !s.is_empty());
-    let command = match (stdio, url) {
-        (Some(_), Some(_)) => bail!("use either --stdio or --url, not both"),
-        (None, None) => bail!("missing target: pass --stdio \"<command>\" or --url <http-url>"),
-        (None, Some(_)) => bail!("--url (Streamable HTTP) is not available in this build yet"),
-        (Some(command), None) => command,
-    };
-    let Some(era) = EraChoice::parse(&t.era) else {
-        bail!("--era must be legacy | modern | auto (got \"{}\")", t.era);
-    };
-    Ok((tokenize(command), era))
-}
-
 /// Connects, lists every tool (all pages) and builds the live contract.
-fn capture(argv: &[String], era: EraChoice) -> anyhow::Result<Snapshot> {
+fn capture(target: &Target) -> anyhow::Result<Snapshot> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
     let (tools, server, protocol) = runtime.block_on(async {
-        let options = ClientOptions {
-            era,
-            ..ClientOptions::default()
-        };
-        let mut client = Client::connect_stdio(argv, options).await?;
+        let mut client = Client::connect(target, ClientOptions::default()).await?;
         let listed = client.list_all("tools/list", "tools").await;
         let server = client.server_info().cloned();
         let protocol = client.protocol_version().map(str::to_owned);

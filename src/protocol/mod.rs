@@ -1,9 +1,13 @@
-//! MCP knowledge that does not depend on a transport: eras, canonical JSON for matching, and the
-//! method names the engine treats specially.
+//! MCP knowledge that does not depend on a transport: eras, canonical JSON for matching, the
+//! method names the engine treats specially, and the protocol's fixed strings and numbers
+//! (versions, `_meta` keys, error codes), kept here once for every module that speaks MCP.
 
 pub mod canonical;
 pub mod era;
+pub mod error_code;
 pub mod header_param;
+pub mod meta;
+pub mod version;
 
 pub use canonical::{js_number_text, stable_stringify};
 pub use era::Era;
@@ -13,4 +17,4 @@ pub const LISTEN_METHOD: &str = "subscriptions/listen";
 /// The notification that acknowledges a subscription.
 pub const ACKNOWLEDGED_METHOD: &str = "notifications/subscriptions/acknowledged";
 /// The `_meta` key tagging frames with the subscription they belong to.
-pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+pub const SUBSCRIPTION_ID_KEY: &str = meta::SUBSCRIPTION_ID;

@@ -4,8 +4,11 @@
 //!
 //! The real server is spawned lazily, on the first miss, and the outcome is remembered including
 //! failure: a broken command fails every later miss at once instead of spawning a process per miss.
-//! Its handshake is its own (legacy `initialize` first, then the modern `server/discover`), since
-//! the client's handshake was answered from the recording.
+//! It is spoken to by [`crate::client::Client`], the same client `check` uses: its handshake is
+//! the client's own (legacy `initialize` first, then the modern `server/discover`), since the
+//! replay client's handshake was answered from the recording; each request is bounded by the
+//! client's timeout (`MCP_CASSETTE_TIMEOUT_MS`, 15 s by default); and what the live server asks
+//! meanwhile is answered as the client answers it (`ping` with `{}`).
 //!
 //! Appended pairs carry minted `live-N` ids (continuing the file's highest, shared with
 //! `record --mode append`), are redacted with the recording's rules when the recording was, and
@@ -13,27 +16,19 @@
 //! appended recording session, so the cassette stays one monotone timeline.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use tokio::runtime::Runtime;
 
 use super::session::Rules;
-use super::stdio::{LineRead, MAX_LINE, read_bounded};
 use super::wire::{Outbound, Request, find_spans};
 use crate::cassette::{Dir, Entry, parse_iso};
-use crate::jsonrpc::{Frame, FrameKind, Id};
-use crate::protocol::Era;
-use crate::transport::child::{Signal, send_signal, spawn_piped};
-
-/// How long one request to the live server may take.
-pub const TIMEOUT: Duration = Duration::from_secs(15);
-const LEGACY_VERSION: &str = "2025-06-18";
-const MODERN_VERSION: &str = "2026-07-28";
+use crate::client::{Client, ClientOptions, Target};
+use crate::jsonrpc::{Frame, Id};
+use crate::protocol::error_code::INTERNAL_ERROR;
 
 /// Where appended pairs go and how they are stamped.
 #[derive(Debug)]
@@ -144,8 +139,9 @@ fn splice_id(text: &str, id: &Id) -> String {
 /// The passthrough side of a replay session.
 #[derive(Debug)]
 pub struct Passthrough {
-    command: Vec<String>,
-    live: Option<Result<LiveServer, String>>,
+    target: Target,
+    options: ClientOptions,
+    live: Option<Result<Live, String>>,
     appender: Appender,
     /// Pairs appended this session.
     pub appended: usize,
@@ -153,10 +149,25 @@ pub struct Passthrough {
     pub failures: usize,
 }
 
+/// The live server's session, and the runtime its client runs on. The stdio front-end is
+/// synchronous and starts without tokio; the runtime exists only once a miss needs the live
+/// server, and each forward blocks on it (requests are handled strictly in order anyway).
+/// Between forwards nothing runs on it, so what the live server writes meanwhile waits in its
+/// pipes: its stderr reaches ours at the next forward or at close, and its notifications are
+/// read (and dropped) then.
+#[derive(Debug)]
+struct Live {
+    runtime: Runtime,
+    client: Client,
+}
+
 impl Passthrough {
-    pub fn new(command: Vec<String>, appender: Appender) -> Passthrough {
+    /// `target` is the real server; `options` bound each request (the client's timeout, which
+    /// `MCP_CASSETTE_TIMEOUT_MS` sets). Nothing is started until the first miss.
+    pub fn new(target: Target, options: ClientOptions, appender: Appender) -> Passthrough {
         Passthrough {
-            command,
+            target,
+            options,
             live: None,
             appender,
             appended: 0,
@@ -170,15 +181,15 @@ impl Passthrough {
 
     /// Forwards a missed request (`original` is the line the client sent) and returns the answer
     /// for the client: the live answer re-keyed to the client's id, or a -32603 error.
-    pub fn forward(&mut self, request: &Request, original: &str, diag: &mut dyn Write) -> Outbound {
-        match self.try_forward(request, original, diag) {
+    pub fn forward(&mut self, request: &Request, original: &str) -> Outbound {
+        match self.try_forward(request, original) {
             Ok(answer) => answer,
             Err(message) => {
                 self.failures += 1;
                 let text =
                     format!("mcp-cassette replay: passthrough to live server failed: {message}");
                 Outbound::Owned(format!(
-                    "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32603,\"message\":{}}}}}",
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":{INTERNAL_ERROR},\"message\":{}}}}}",
                     request.id.to_json(),
                     Value::String(text)
                 ))
@@ -186,290 +197,64 @@ impl Passthrough {
         }
     }
 
-    fn try_forward(
-        &mut self,
-        request: &Request,
-        original: &str,
-        diag: &mut dyn Write,
-    ) -> Result<Outbound, String> {
-        if self.live.is_none() {
-            self.live = Some(LiveServer::connect(&self.command, diag));
-        }
-        let live = match self.live.as_mut() {
-            Some(Ok(live)) => live,
-            Some(Err(e)) => return Err(e.clone()),
-            None => return Err("the live server is not connected".to_owned()),
+    fn try_forward(&mut self, request: &Request, original: &str) -> Result<Outbound, String> {
+        let live = match &mut self.live {
+            Some(live) => live,
+            empty => empty.insert(Live::connect(&self.target, &self.options)),
         };
-        let response = live.relay(&request.method, request.params_value()?)?;
-        self.appender
-            .append(original, response.text())
-            .map_err(|e| {
-                format!(
-                    "the answer arrived but could not be appended to {}: {e}",
-                    self.appender.path.display()
-                )
-            })?;
+        let live = live.as_mut().map_err(|err| err.clone())?;
+        let answer = live
+            .runtime
+            .block_on(
+                live.client
+                    .forward(&request.method, request.params.as_deref()),
+            )
+            .map_err(|err| err.to_string())?;
+        self.appender.append(original, &answer).map_err(|e| {
+            format!(
+                "the answer arrived but could not be appended to {}: {e}",
+                self.appender.path.display()
+            )
+        })?;
         self.appended += 1;
-        Ok(Outbound::Owned(splice_id(response.text(), &request.id)))
+        Ok(Outbound::Owned(splice_id(&answer, &request.id)))
     }
 
     /// Ends the live server, if one was started.
     pub fn close(&mut self) {
-        if let Some(Ok(live)) = self.live.take() {
-            live.close();
+        if let Some(Ok(Live { runtime, client })) = self.live.take() {
+            runtime.block_on(client.close());
         }
     }
 }
 
-/// A real MCP server over stdio, as a minimal client of it.
-#[derive(Debug)]
-struct LiveServer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<Result<String, String>>,
-    next_id: u64,
-    era: Era,
-    protocol: String,
-}
-
-impl LiveServer {
-    fn connect(command: &[String], diag: &mut dyn Write) -> Result<LiveServer, String> {
-        let mut child =
-            spawn_piped(command).map_err(|e| format!("failed to start server command: {e}"))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("failed to start server command: no pipes".to_owned());
-        };
-        let (tx, lines) = mpsc::channel();
-        thread::spawn(move || {
-            let mut input = BufReader::with_capacity(64 * 1024, stdout);
-            let mut buf = Vec::new();
-            loop {
-                let sent = match read_bounded(&mut input, &mut buf, MAX_LINE) {
-                    Ok(LineRead::Line) => tx.send(Ok(String::from_utf8_lossy(&buf).into_owned())),
-                    Ok(LineRead::TooLong(n)) => tx.send(Err(format!(
-                        "the live server wrote a line of {n} bytes, over the limit"
-                    ))),
-                    Ok(LineRead::Eof) | Err(_) => return,
-                };
-                if sent.is_err() {
-                    return;
-                }
-            }
-        });
-        let mut live = LiveServer {
-            child,
-            stdin: Some(stdin),
-            lines,
-            next_id: 1,
-            era: Era::Legacy,
-            protocol: LEGACY_VERSION.to_owned(),
-        };
-        match live.initialize() {
-            Ok(()) => {}
-            Err(first) => {
-                let _ = writeln!(
-                    diag,
-                    "mcp-cassette: legacy probe failed ({first}), trying modern"
-                );
-                if let Err(second) = live.discover() {
-                    live.close();
-                    return Err(format!(
-                        "server answered neither era. legacy: {first}; modern: {second}"
-                    ));
-                }
-            }
-        }
-        let _ = writeln!(
-            diag,
-            "mcp-cassette: connected as {} (protocol {})",
-            live.era, live.protocol
-        );
-        Ok(live)
-    }
-
-    fn initialize(&mut self) -> Result<(), String> {
-        let params = json!({
-            "protocolVersion": LEGACY_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")}
-        });
-        let res = self
-            .request("initialize", Some(params))
-            .map_err(|e| format!("initialize failed: {e}"))?;
-        let v = res.value();
-        if let Some(err) = v.get("error") {
-            return Err(format!(
-                "initialize returned error {}: {}",
-                err.get("code").map(Value::to_string).unwrap_or_default(),
-                err.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ));
-        }
-        self.era = Era::Legacy;
-        if let Some(p) = v.pointer("/result/protocolVersion").and_then(Value::as_str) {
-            self.protocol = p.to_owned();
-        }
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string())
-    }
-
-    fn discover(&mut self) -> Result<(), String> {
-        self.era = Era::Modern;
-        self.protocol = MODERN_VERSION.to_owned();
-        let params = self.with_meta(None);
-        let res = self.request("server/discover", Some(params))?;
-        let v = res.value();
-        if let Some(err) = v.get("error") {
-            return Err(format!(
-                "server/discover returned error {}: {}",
-                err.get("code").map(Value::to_string).unwrap_or_default(),
-                err.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ));
-        }
-        if let Some(versions) = v
-            .pointer("/result/supportedVersions")
-            .and_then(Value::as_array)
-        {
-            let listed: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
-            if !listed.is_empty() && !listed.contains(&self.protocol.as_str()) {
-                self.protocol = listed[0].to_owned();
-            }
-        }
-        Ok(())
-    }
-
-    /// Modern requests carry version, identity and capabilities per call; the client's own `_meta`
-    /// keys win where it set them.
-    fn with_meta(&self, params: Option<Value>) -> Value {
-        let mut params = match params {
-            Some(Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
-        };
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-        if let Some(meta) = meta.as_object_mut() {
-            for (k, v) in [
-                (
-                    "io.modelcontextprotocol/protocolVersion",
-                    json!(self.protocol),
-                ),
-                (
-                    "io.modelcontextprotocol/clientInfo",
-                    json!({"name": "mcp-cassette", "version": env!("CARGO_PKG_VERSION")}),
-                ),
-                ("io.modelcontextprotocol/clientCapabilities", json!({})),
-            ] {
-                meta.entry(k).or_insert(v);
-            }
-        }
-        Value::Object(params)
-    }
-
-    /// Forwards one request as the client asked it; an `input_required` or error answer is the
-    /// client's to act on, so any response is returned.
-    fn relay(&mut self, method: &str, params: Option<Value>) -> Result<Frame, String> {
-        let params = match self.era {
-            Era::Modern => Some(self.with_meta(params)),
-            Era::Legacy => params,
-        };
-        self.request(method, params)
-    }
-
-    fn send(&mut self, line: &str) -> Result<(), String> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or("the live server's input is closed")?;
-        stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("failed to write to the live server: {e}"))
-    }
-
-    fn request(&mut self, method: &str, params: Option<Value>) -> Result<Frame, String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut frame = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(p) = params {
-            frame["params"] = p;
-        }
-        self.send(&frame.to_string())?;
-        let want = Id::Number(id.to_string());
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let line = match self.lines.recv_timeout(wait) {
-                Ok(Ok(line)) => line,
-                Ok(Err(e)) => return Err(e),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(format!(
-                        "timeout after {}ms waiting for \"{method}\"",
-                        TIMEOUT.as_millis()
-                    ));
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(format!(
-                        "the live server closed its output before answering \"{method}\""
-                    ));
-                }
-            };
-            let Some(got) = Frame::parse(&line) else {
-                continue;
-            };
-            match got.kind() {
-                FrameKind::Response | FrameKind::ErrorResponse
-                    if got.id().map(Id::key) == Some(want.key()) =>
-                {
-                    return Ok(got);
-                }
-                FrameKind::Request => {
-                    // The replay has no model, user or roots to offer: say so rather than leave the
-                    // server waiting.
-                    if let Some(sid) = got.id() {
-                        let answer = json!({
-                            "jsonrpc": "2.0",
-                            "id": sid.to_value(),
-                            "error": {"code": -32601, "message": format!("mcp-cassette replay passthrough cannot answer \"{}\"", got.method().unwrap_or_default())}
-                        });
-                        self.send(&answer.to_string())?;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Closes the server's input, then asks it to stop, then stops it.
-    fn close(mut self) {
-        drop(self.stdin.take());
-        let pid = self.child.id();
-        for (signal, wait) in [
-            (None, 2),
-            (Some(Signal::Terminate), 2),
-            (Some(Signal::Kill), 2),
-        ] {
-            if let Some(signal) = signal {
-                send_signal(pid, signal);
-            }
-            let deadline = Instant::now() + Duration::from_secs(wait);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                thread::sleep(Duration::from_millis(10));
-            }
-        }
-        let _ = self.child.wait();
+impl Live {
+    /// Starts the runtime and the live server, and opens a session in the target's era
+    /// (`auto` on stdio: `initialize` first, then `server/discover`).
+    fn connect(target: &Target, options: &ClientOptions) -> Result<Live, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|err| format!("failed to start the async runtime: {err}"))?;
+        let client = runtime
+            .block_on(Client::connect(target, options.clone()))
+            .map_err(|err| err.to_string())?;
+        Ok(Live { runtime, client })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::EraChoice;
+
+    /// A passthrough whose live session is already open (tests drive a scripted server).
+    fn with_live(runtime: Runtime, client: Client, appender: Appender) -> Passthrough {
+        let target = Target::stdio(&["scripted".to_owned()], EraChoice::Auto).unwrap();
+        let mut passthrough = Passthrough::new(target, ClientOptions::default(), appender);
+        passthrough.live = Some(Ok(Live { runtime, client }));
+        passthrough
+    }
 
     #[test]
     fn splice_keeps_bytes() {
@@ -480,6 +265,81 @@ mod tests {
             ),
             r#"{"jsonrpc":"2.0", "id": "live-3" ,"method":"x","params":{"a":1.0}}"#
         );
+    }
+
+    #[test]
+    fn a_live_servers_ping_during_a_forward_is_answered_and_the_pair_appended() {
+        use std::time::Duration;
+
+        use serde_json::json;
+
+        use crate::client::scripted::{self, legacy_init};
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"header\",\"cassetteVersion\":2,\"startedAt\":\"2020-01-01T00:00:00Z\"}\n",
+        )
+        .unwrap();
+        let (transport, sent) = scripted::transport(|request| match request["method"].as_str() {
+            Some("initialize") => legacy_init(request),
+            Some("tools/call") => vec![
+                json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}).to_string(),
+                json!({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}})
+                    .to_string(),
+            ],
+            _ => Vec::new(),
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let options = ClientOptions {
+            timeout: Duration::from_millis(200),
+        };
+        let client = runtime
+            .block_on(Client::over(transport, EraChoice::Auto, options))
+            .unwrap();
+        let mut passthrough = with_live(runtime, client, Appender::new(&path, None, 0, None));
+        let original = r#"{"jsonrpc":"2.0","id":"c7","method":"tools/call","params":{"name":"x"}}"#;
+        let request = Request::new(
+            Id::Str("c7".into()),
+            "tools/call",
+            Some(&json!({"name": "x"})),
+        );
+        let Outbound::Owned(answer) = passthrough.forward(&request, original) else {
+            panic!("an owned answer")
+        };
+        assert_eq!(
+            answer,
+            r#"{"jsonrpc":"2.0","id":"c7","result":{"content":[]}}"#
+        );
+        assert_eq!((passthrough.appended, passthrough.failures), (1, 0));
+        let pong = sent
+            .values()
+            .into_iter()
+            .find(|m| m["id"] == "srv-1")
+            .expect("the ping was answered");
+        assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "srv-1", "result": {}}));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.contains(r#""id":"live-1","method":"tools/call""#),
+            "{text}"
+        );
+
+        // A request the live server never answers fails at the client's timeout.
+        let request = Request::new(Id::Number("8".into()), "tasks/get", None);
+        let Outbound::Owned(answer) = passthrough.forward(&request, "{}") else {
+            panic!("an owned answer")
+        };
+        assert_eq!(
+            answer,
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32603,"message":"mcp-cassette replay: passthrough to live server failed: timeout after 200ms waiting for \"tasks/get\""}}"#
+        );
+        assert_eq!(passthrough.failures, 1);
+        passthrough.close();
     }
 
     #[test]

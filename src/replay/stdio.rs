@@ -241,7 +241,7 @@ fn handle_line(
                     Some(p) if request.method != LISTEN_METHOD => {
                         // Everything answered so far goes out before the wait.
                         out.flush()?;
-                        exchange.answer = Some(p.forward(request, text, diag));
+                        exchange.answer = Some(p.forward(request, text));
                     }
                     _ => note(diag, LISTEN_NOT_FORWARDED),
                 }

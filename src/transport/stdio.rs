@@ -103,6 +103,14 @@ impl Exit {
             None => "the server closed its stdout".to_owned(),
         }
     }
+
+    /// What follows [`Exit::summary`] in a message: `; its stderr ended with:` and the tail, or
+    /// ` (nothing on its stderr)`.
+    pub fn tail_note(&self) -> String {
+        let mut note = String::new();
+        let _ = write_tail(&mut note, &self.stderr_tail);
+        note
+    }
 }
 
 impl fmt::Display for Exit {

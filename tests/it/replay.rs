@@ -1111,7 +1111,14 @@ fn passthrough_failures_and_listens() {
     assert_eq!(out.status.code(), Some(1));
     let answers = stdout_messages(&out);
     assert_eq!(answers[0]["error"]["code"], -32603);
-    assert!(answers[0]["error"]["message"].as_str().unwrap().starts_with("mcp-cassette replay: passthrough to live server failed: server answered neither era. legacy: "), "{}", answers[0]);
+    // The client that `check` uses notices the exit at once and says so, rather than probing
+    // the other era of a server that is gone.
+    assert_eq!(
+        answers[0]["error"]["message"],
+        "mcp-cassette replay: passthrough to live server failed: the server exited with status 7 while waiting for \"initialize\" (nothing on its stderr)",
+        "{}",
+        answers[0]
+    );
     assert_eq!(
         answers[1]["error"], answers[0]["error"],
         "the failure is remembered"
@@ -1124,6 +1131,73 @@ fn passthrough_failures_and_listens() {
         std::fs::read(&path).unwrap(),
         before,
         "a failed forward appends nothing"
+    );
+}
+
+#[test]
+fn passthrough_requests_are_bounded_by_the_client_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tiny_cassette(dir.path());
+    let lines_before = std::fs::read_to_string(&path).unwrap().lines().count();
+    let server = fixture_server();
+    let input: String = [
+        // `block` is a tiny tool that never answers.
+        call(1, "block", json!({})),
+        call(2, "echo", json!({"message": "after"})),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect();
+    let mut command = Command::new(bin());
+    command
+        .args([
+            "replay",
+            path.to_str().unwrap(),
+            "--on-miss",
+            "passthrough",
+            "--",
+            server.to_str().unwrap(),
+            "tiny",
+        ])
+        .env("MCP_CASSETTE_TIMEOUT_MS", "300")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in FIXTURE_VARS {
+        command.env_remove(var);
+    }
+    let started = std::time::Instant::now();
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let elapsed = started.elapsed();
+    let stderr = stderr_of(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed forward fails the session: {stderr}"
+    );
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}: {stderr}");
+    let answers = stdout_messages(&out);
+    assert_eq!(
+        answers[0]["error"],
+        json!({"code": -32603, "message": "mcp-cassette replay: passthrough to live server failed: timeout after 300ms waiting for \"tools/call\""})
+    );
+    assert!(
+        text_of(&answers[1]).starts_with("echo:after"),
+        "the live server still serves the next miss: {}",
+        answers[1]
+    );
+    assert!(stderr.contains(", 1 forward(s) FAILED"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().lines().count(),
+        lines_before + 2,
+        "only the answered pair is appended"
     );
 }
 
