@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::canonical::Node;
 use super::fingerprint::{
     MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
@@ -30,6 +29,7 @@ use super::{LookupMap, LookupSet};
 use crate::cassette::{
     CassetteError, Dir, Entry, EntryKind, Header, Transport, unknown_entry_warning,
 };
+use crate::json::Node;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::{ACKNOWLEDGED_METHOD, Era, LISTEN_METHOD};
 
