@@ -12,8 +12,8 @@
 //! * No whitespace.
 //!
 //! The same text comes out whether the tree is a [`Node`] borrowed from the text (the replay hot
-//! path's slow side) or a [`Value`] (the index, the contract); replay's [`Scanner`] copies text that
-//! is already canonical straight through, and property tests hold all three to each other.
+//! path's slow side) or a [`Value`] (the index, the contract); replay's [`Scanner`] copies text
+//! that is already canonical straight through, and property tests hold all three to each other.
 //!
 //! [`Scanner`]: super::Scanner
 
@@ -28,8 +28,8 @@ use super::number::write_number;
 /// strings. It differs from the byte order of UTF-8 (and from code-point order) only where one
 /// key has a character in U+E000–U+FFFF and the other a character above U+FFFF at the first
 /// place they differ: UTF-16 writes the latter as a surrogate pair (U+D800–U+DFFF), which sorts
-/// first. Everywhere else — all ASCII keys among them — it is plain byte order, which is what this
-/// compares first.
+/// first. Everywhere else — all ASCII keys among them — it is plain byte order, which is what
+/// this compares first.
 #[inline]
 pub fn key_cmp(a: &str, b: &str) -> Ordering {
     let (x, y) = (a.as_bytes(), b.as_bytes());
@@ -197,4 +197,4 @@ pub fn quote(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -12,12 +12,13 @@
 //! | [`number`] | JavaScript's spelling of numbers |
 //! | [`stringify`] | `JSON.stringify` and `String(value)` as JavaScript prints them (property order, indentation) |
 //!
-//! **One key order.** Canonical text sorts object keys by UTF-16 code units, the order of
-//! JavaScript's default `Array.prototype.sort()`, which is how the reference tool orders the keys
-//! it fingerprints and compares. docs/replay.md (*How a request finds its answer*) states it for
-//! users. Fingerprints are never stored, so only whether two texts are equal matters to matching,
-//! and any total order gives the same answer; the order is fixed to JavaScript's so that the text
-//! itself is what the reference computes, for every key.
+//! **One key order.** Canonical text sorts object keys by UTF-16 code units: the order of
+//! JavaScript's default `Array.prototype.sort()`, so the text is what a JavaScript implementation
+//! that sorts `Object.keys()` writes (the reference tool is one; docs/replay.md, *Canonical JSON*,
+//! states the rules for users). Replay's fingerprints used UTF-8 byte order
+//! before; the two differ only between keys holding U+E000–U+FFFF and keys holding characters
+//! above U+FFFF, and since fingerprints are never stored, only whether two texts are equal
+//! matters to matching, which any total order answers the same way: no match changed.
 //!
 //! **Fast paths are proven.** The [`Scanner`] copies canonical text straight through and declines
 //! everything else to the parser; the vectorised searches stand in for plain loops. Property tests
@@ -36,5 +37,3 @@ pub use canonical::{key_cmp, quote, stable_stringify, write_str};
 pub use node::Node;
 pub use number::{js_number, js_number_text, write_number};
 pub use scan::Scanner;
-#[cfg(test)]
-mod old_proof;

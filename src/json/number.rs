@@ -142,13 +142,15 @@ mod tests {
 
     #[test]
     fn ties_go_to_even() {
-        // Exactly halfway between …461.2 and …461.3; V8 prints …461.2.
-        assert_eq!(js_number(590_309_956_002_461.25), "590309956002461.2");
+        // 590309956002461.25 exactly: halfway between …461.2 and …461.3; V8 prints …461.2.
+        let tie = 4_722_479_648_019_690.0 / 8.0;
+        assert_eq!(js_number(tie), "590309956002461.2");
+        assert_eq!(spelled_from_shortest_digits(tie), "590309956002461.3");
+        // -88679401716201.625 exactly.
         assert_eq!(
-            spelled_from_shortest_digits(590_309_956_002_461.25),
-            "590309956002461.3"
+            js_number(-709_435_213_729_613.0 / 8.0),
+            "-88679401716201.62"
         );
-        assert_eq!(js_number(-88_679_401_716_201.625), "-88679401716201.62");
     }
 
     #[test]

@@ -14,11 +14,12 @@ const SCAN_DEPTH: usize = 64;
 ///
 /// It either validates a value ([`Scanner::skip`]) or validates it and appends its canonical text
 /// ([`Scanner::copy`]) when the text is already canonical up to whitespace: keys in strictly
-/// increasing [key order](key_cmp), integers of at most 15 digits, strings whose only escapes are the ones
-/// [`write`](super::canonical::write) itself produces. Anything else — a float, `\u` escapes, unsorted or repeated keys,
-/// nesting deeper than 64 — answers `None`, and the caller falls back to the full parser, which
-/// gives the same canonical text the slow way (or the error). So the scanner never decides a
-/// question differently from the parser; it only answers the common case sooner.
+/// increasing [key order](key_cmp), integers of at most 15 digits, strings whose only escapes are
+/// the ones [`write`](super::canonical::write) itself produces. Anything else — a float, `\u`
+/// escapes, unsorted or repeated keys, nesting deeper than 64 — answers `None`, and the caller
+/// falls back to the full parser, which gives the same canonical text the slow way (or the
+/// error). So the scanner never decides a question differently from the parser; it only answers
+/// the common case sooner.
 #[derive(Clone)]
 pub struct Scanner<'a> {
     src: &'a str,
@@ -244,6 +245,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::json::canonical::tests::json;
     use crate::json::canonical::write;
     use crate::json::node::Node;
 
@@ -251,29 +253,6 @@ mod tests {
         let mut out = String::new();
         write(&Node::parse(text).unwrap(), &mut out);
         out
-    }
-
-    /// Keys where UTF-16 order and byte order part (U+E000-U+FFFF against astral characters),
-    /// ASCII, and anything printable.
-    const KEY: &str = "[a-c\\PC]{0,3}|[ab\u{E000}\u{F8FF}\u{FFFF}\u{10000}\u{1F600}]{0,3}";
-
-    fn json() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(Value::from),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(Value::from),
-            "\\PC{0,8}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 32, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-                prop::collection::vec((KEY, inner), 0..5)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
     }
 
     /// What the scanner says about `text`: whether it is JSON, and its canonical copy if the

@@ -1,11 +1,9 @@
-//! MCP knowledge that does not depend on a transport: eras, canonical JSON for matching, and the
-//! method names the engine treats specially.
+//! MCP knowledge that does not depend on a transport: eras, header parameters, and the method
+//! names the engine treats specially. (Canonical JSON for matching is [`crate::json`]'s.)
 
-pub mod canonical;
 pub mod era;
 pub mod header_param;
 
-pub use canonical::{js_number_text, stable_stringify};
 pub use era::Era;
 
 /// `subscriptions/listen` (2026-07-28).

@@ -110,7 +110,8 @@ impl<'t> Cursor<'t> {
         }
     }
 
-    /// Reads a string starting at the opening quote; returns its content and whether it has escapes.
+    /// Reads a string starting at the opening quote; answers its content and whether it has
+    /// escapes.
     fn string(&mut self) -> Result<(&'t str, bool), NotJson> {
         let start = self.i;
         let (end, escaped) = if self.trusted && self.peek() == Some(b'"') {

@@ -12,7 +12,6 @@
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout (and [`passthrough`] forwards misses to the
 //! real server and appends what it answered). An HTTP front-end reuses the same session.
 
-pub mod canonical;
 pub mod diff;
 pub mod fingerprint;
 pub mod index;
