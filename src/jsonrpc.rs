@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-pub mod delimiter;
+use crate::json::{js_number_text, token};
 
 /// A JSON-RPC id. `1` and `"1"` are different ids, so the type is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -78,7 +78,7 @@ impl Id {
     /// The reference's `String(id)`: the key the replay index pairs requests and responses by.
     pub fn key(&self) -> String {
         match self {
-            Id::Number(text) => crate::protocol::js_number_text(text),
+            Id::Number(text) => js_number_text(text),
             Id::Str(s) => s.clone(),
             Id::Null => "null".to_owned(),
         }
@@ -196,7 +196,7 @@ impl Frame {
         let span = start..start + text.len();
         let mut jsonrpc_ok = false;
         let (mut id, mut method, mut result, mut error) = (None, None, false, false);
-        let shaped = shallow::for_each_member(text, |key, value| {
+        let shaped = token::for_each_member(text, |key, value| {
             match key {
                 "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
                 "id" => id = Some(value),
@@ -291,120 +291,6 @@ impl Frame {
             kind: self.kind,
             method: self.method.clone(),
             id: Some(id.clone()),
-        }
-    }
-}
-
-/// A top-level walk over JSON text that is already known to be valid: member spans only.
-mod shallow {
-    /// Calls `each(key, raw value)` for every top-level member of an object. `None` when the
-    /// text is not shaped as expected (the caller then takes the validating path) or when
-    /// `each` says to stop. No allocation: this runs once per cassette entry.
-    pub fn for_each_member<'a>(
-        text: &'a str,
-        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
-    ) -> Option<()> {
-        let b = text.as_bytes();
-        let mut i = ws(b, 0);
-        if *b.get(i)? != b'{' {
-            return None;
-        }
-        i = ws(b, i + 1);
-        if *b.get(i)? == b'}' {
-            return Some(());
-        }
-        loop {
-            if *b.get(i)? != b'"' {
-                return None;
-            }
-            let end = string_end(b, i)?;
-            let key = text.get(i + 1..end - 1)?;
-            i = ws(b, end);
-            if *b.get(i)? != b':' {
-                return None;
-            }
-            let start = ws(b, i + 1);
-            let stop = value_end(b, start)?;
-            each(key, text.get(start..stop)?)?;
-            i = ws(b, stop);
-            match *b.get(i)? {
-                b',' => i = ws(b, i + 1),
-                b'}' => return Some(()),
-                _ => return None,
-            }
-        }
-    }
-
-    fn ws(b: &[u8], mut i: usize) -> usize {
-        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            i += 1;
-        }
-        i
-    }
-
-    /// Index just past the string starting at `i` (which holds the opening quote). Strings
-    /// are most of a cassette's bytes, so the search for the closing quote is vectorised.
-    fn string_end(b: &[u8], i: usize) -> Option<usize> {
-        let mut j = i + 1;
-        loop {
-            let k = j + super::delimiter::quote_or_backslash(b.get(j..)?)?;
-            if b[k] == b'\\' {
-                j = k + 2;
-            } else {
-                return Some(k + 1);
-            }
-        }
-    }
-
-    /// Bytes that matter while skipping a nested value: quotes and brackets.
-    const STRUCTURAL: [bool; 256] = {
-        let mut t = [false; 256];
-        t[b'"' as usize] = true;
-        t[b'{' as usize] = true;
-        t[b'[' as usize] = true;
-        t[b'}' as usize] = true;
-        t[b']' as usize] = true;
-        t
-    };
-
-    /// Index just past the value starting at `i`.
-    fn value_end(b: &[u8], i: usize) -> Option<usize> {
-        match *b.get(i)? {
-            b'"' => string_end(b, i),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                let mut j = i;
-                loop {
-                    j += b
-                        .get(j..)?
-                        .iter()
-                        .position(|&c| STRUCTURAL[usize::from(c)])?;
-                    match b[j] {
-                        b'"' => {
-                            j = string_end(b, j)?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        _ => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return Some(j + 1);
-                            }
-                        }
-                    }
-                    j += 1;
-                }
-            }
-            _ => {
-                let mut j = i;
-                while !matches!(
-                    b.get(j),
-                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-                ) {
-                    j += 1;
-                }
-                Some(j)
-            }
         }
     }
 }

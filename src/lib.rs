@@ -6,6 +6,7 @@
 //! commands ──▶ record, replay, client, report
 //!          ──▶ transport, cassette, redact, lint, contract
 //!          ──▶ protocol, jsonrpc
+//!          ──▶ json
 //! ```
 //!
 //! `jsonrpc`, `protocol`, `cassette`, `redact`, `lint`, `contract` and the replay engine are
@@ -18,6 +19,7 @@ pub mod client;
 pub mod commands;
 pub mod contract;
 pub mod inspect;
+pub mod json;
 pub mod jsonrpc;
 pub mod lint;
 pub mod protocol;

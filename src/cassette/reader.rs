@@ -8,7 +8,7 @@ use std::sync::Arc;
 #[cfg(test)]
 use super::EntryKind;
 use super::{CassetteError, Entry, Header, Location, MAX_LINE_BYTES, RawObject};
-use crate::jsonrpc::delimiter;
+use crate::json::delimiter;
 
 /// Reads a cassette entry by entry. Construct with [`Reader::open`] or [`Reader::new`]; the
 /// header is read and validated up front. Iteration yields entries of every kind, including

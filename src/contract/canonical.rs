@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::protocol::stable_stringify;
+use crate::json::{key_cmp, stable_stringify};
 
 /// Deepest schema node canonicalised; below it a subtree is compared verbatim.
 pub const MAX_DEPTH: usize = 64;
@@ -37,11 +37,6 @@ pub const PROSE_KEYS: [&str; 4] = ["description", "title", "$comment", "examples
 const SCHEMA_MAPS: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
 /// Keys whose value is data, never a schema.
 const DATA_KEYS: [&str; 3] = ["const", "default", "enum"];
-
-/// Orders strings as JavaScript's default sort does (UTF-16 code units).
-fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
-}
 
 /// A list sorted by its members' canonical text, optionally without duplicates.
 fn sorted_list(items: &[Value], dedupe: bool) -> Vec<Value> {
@@ -58,7 +53,7 @@ fn sorted_list(items: &[Value], dedupe: bool) -> Vec<Value> {
             (key, stable, v)
         })
         .collect();
-    keyed.sort_by(|a, b| utf16_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+    keyed.sort_by(|a, b| key_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
     if dedupe {
         keyed.dedup_by(|a, b| a.1 == b.1);
     }
@@ -104,7 +99,7 @@ fn canonical_object(obj: &Map<String, Value>, depth: usize) -> Map<String, Value
             ("additionalProperties", Value::Object(m)) if m.is_empty() => Value::Bool(true),
             (_, Value::Object(members)) if SCHEMA_MAPS.contains(&k) => {
                 let mut names: Vec<&String> = members.keys().collect();
-                names.sort_by(|a, b| utf16_cmp(a, b));
+                names.sort_by(|a, b| key_cmp(a, b));
                 let mut sorted = Map::new();
                 for name in names {
                     if let Some(v) = members.get(name) {

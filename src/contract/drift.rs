@@ -30,9 +30,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::canonical::{self, escape};
-use super::json_text;
 use super::snapshot::{ContractTool, Snapshot};
-use crate::protocol::stable_stringify;
+use crate::json::{stable_stringify, stringify};
 
 /// How much a change matters to a caller. Ordered most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -381,7 +380,7 @@ struct Walk<'a> {
 
 fn required_names(node: &Map<String, Value>) -> Vec<String> {
     match node.get("required") {
-        Some(Value::Array(items)) => items.iter().map(|v| json_text::display(Some(v))).collect(),
+        Some(Value::Array(items)) => items.iter().map(|v| stringify::display(Some(v))).collect(),
         _ => Vec::new(),
     }
 }
@@ -427,8 +426,8 @@ impl Walk<'_> {
                 rule::INPUT_SCHEMA_TYPE_CHANGED,
                 format!(
                     "schema type changed: {} → {}{here}",
-                    json_text::display(o.get("type")),
-                    json_text::display(n.get("type"))
+                    stringify::display(o.get("type")),
+                    stringify::display(n.get("type"))
                 ),
             );
             own += 1;
@@ -539,8 +538,8 @@ impl Walk<'_> {
                 rule::INPUT_PROPERTY_TYPE_CHANGED,
                 format!(
                     "parameter \"{key}\" type changed: {} → {}{here}",
-                    json_text::display(op.get("type")),
-                    json_text::display(np.get("type"))
+                    stringify::display(op.get("type")),
+                    stringify::display(np.get("type"))
                 ),
             );
         }
@@ -551,22 +550,22 @@ impl Walk<'_> {
                 rule::INPUT_PROPERTY_DEFAULT_CHANGED,
                 format!(
                     "parameter \"{key}\" default added: {}{here}",
-                    json_text::compact(b)
+                    stringify::compact(b)
                 ),
             ),
             (Some(a), None) => self.push(
                 rule::INPUT_PROPERTY_DEFAULT_CHANGED,
                 format!(
                     "parameter \"{key}\" default removed (was {}){here}",
-                    json_text::compact(a)
+                    stringify::compact(a)
                 ),
             ),
             (Some(a), Some(b)) => self.push(
                 rule::INPUT_PROPERTY_DEFAULT_CHANGED,
                 format!(
                     "parameter \"{key}\" default changed: {} → {}{here}",
-                    json_text::compact(a),
-                    json_text::compact(b)
+                    stringify::compact(a),
+                    stringify::compact(b)
                 ),
             ),
         }
@@ -581,7 +580,7 @@ impl Walk<'_> {
                         rule::INPUT_ENUM_VALUE_REMOVED,
                         format!(
                             "parameter \"{key}\" enum value {} removed{here}",
-                            json_text::compact(v)
+                            stringify::compact(v)
                         ),
                     );
                 }
@@ -592,7 +591,7 @@ impl Walk<'_> {
                         rule::INPUT_ENUM_VALUE_ADDED,
                         format!(
                             "parameter \"{key}\" enum value {} added{here}",
-                            json_text::compact(v)
+                            stringify::compact(v)
                         ),
                     );
                 }

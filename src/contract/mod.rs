@@ -17,7 +17,6 @@
 pub mod canonical;
 pub mod collation;
 pub mod drift;
-pub mod json_text;
 pub mod snapshot;
 
 pub use drift::{

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::collation::locale_cmp;
-use super::json_text;
+use crate::json::stringify;
 
 /// The only format version this build reads and writes.
 pub const CONTRACT_VERSION: u64 = 1;
@@ -91,7 +91,7 @@ impl ContractTool {
         match &self.description {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
-            Some(other) => json_text::compact(other),
+            Some(other) => stringify::compact(other),
         }
     }
 
@@ -248,7 +248,7 @@ impl Snapshot {
             "tools".to_owned(),
             Value::Array(self.tools.iter().map(ContractTool::to_value).collect()),
         );
-        let mut text = json_text::pretty(&Value::Object(obj));
+        let mut text = stringify::pretty(&Value::Object(obj));
         text.push('\n');
         text
     }

@@ -1,15 +1,14 @@
-//! MCP knowledge that does not depend on a transport: eras, canonical JSON for matching, the
-//! method names the engine treats specially, and the protocol's fixed strings and numbers
-//! (versions, `_meta` keys, error codes), kept here once for every module that speaks MCP.
+//! MCP knowledge that does not depend on a transport: eras, header parameters, the method
+//! names the engine treats specially, and the protocol's fixed strings and numbers (versions,
+//! `_meta` keys, error codes), kept here once for every module that speaks MCP. (Canonical JSON
+//! for matching is [`crate::json`]'s.)
 
-pub mod canonical;
 pub mod era;
 pub mod error_code;
 pub mod header_param;
 pub mod meta;
 pub mod version;
 
-pub use canonical::{js_number_text, stable_stringify};
 pub use era::Era;
 
 /// `subscriptions/listen` (2026-07-28).

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use crate::cassette::{Dir, Entry};
-use crate::jsonrpc::{self, FrameKind, Line, delimiter};
+use crate::json::delimiter;
+use crate::jsonrpc::{self, FrameKind, Line};
 use crate::protocol::Era;
 use crate::redact::Redactor;
 

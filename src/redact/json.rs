@@ -1,5 +1,6 @@
 //! A strict, allocation-light walk over JSON text that reports every scalar value with its byte
-//! span, the key context it sits under and (on request) its dotted path.
+//! span, the key context it sits under and (on request) its dotted path. The tokens are read by
+//! [`crate::json::token`]; what is redaction's own here is the walk: key contexts and paths.
 //!
 //! Redaction works on the text rather than on a parsed tree so that a frame keeps every byte it
 //! was received with except the secrets themselves: numbers keep their spelling, members their
@@ -9,7 +10,7 @@
 use std::ops::Range;
 
 use super::keys::{KeyCtx, KeyRules};
-use crate::jsonrpc::delimiter;
+use crate::json::token::{self, Escapes};
 
 /// The text is not a single JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +29,7 @@ impl Scalar<'_> {
     /// The string's value with escapes resolved (a copy only when it had escapes).
     pub fn string_value(content: &str, escaped: bool) -> std::borrow::Cow<'_, str> {
         if escaped {
-            std::borrow::Cow::Owned(decode(content))
+            std::borrow::Cow::Owned(token::decode(content))
         } else {
             std::borrow::Cow::Borrowed(content)
         }
@@ -82,33 +83,18 @@ impl Path<'_, '_> {
     }
 }
 
-/// Bytes that end a run of plain string content.
-static STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 struct Cursor<'t> {
     text: &'t str,
     bytes: &'t [u8],
     i: usize,
     /// The text is known to be valid JSON (a parsed frame): strings are skipped with a vector
-    /// search for the next quote or backslash instead of being checked byte by byte.
+    /// search for their closing quote instead of being checked byte by byte.
     trusted: bool,
 }
 
 impl<'t> Cursor<'t> {
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.i) {
-            self.i += 1;
-        }
+        self.i = token::skip_ws(self.bytes, self.i);
     }
 
     fn peek(&self) -> Option<u8> {
@@ -124,112 +110,29 @@ impl<'t> Cursor<'t> {
         }
     }
 
-    /// Reads a string starting at the opening quote; returns its content and whether it has escapes.
+    /// Reads a string starting at the opening quote; answers its content and whether it has
+    /// escapes.
     fn string(&mut self) -> Result<(&'t str, bool), NotJson> {
-        self.expect(b'"')?;
         let start = self.i;
-        let mut escaped = false;
-        if self.trusted {
-            // Valid JSON: the string ends at the first quote preceded by an even number of
-            // backslashes. Most strings have no backslash and end at the first quote or
-            // backslash found; the rest are searched quote by quote, which skips runs of `\n`
-            // escapes in one step.
-            let first =
-                start + delimiter::quote_or_backslash(&self.bytes[start..]).ok_or(NotJson)?;
-            if self.bytes[first] == b'"' {
-                self.i = first + 1;
-                return Ok((&self.text[start..first], false));
-            }
-            let mut from = first;
-            loop {
-                let at = from + delimiter::quote(&self.bytes[from..]).ok_or(NotJson)?;
-                let backslashes = self.bytes[start..at]
-                    .iter()
-                    .rev()
-                    .take_while(|&&b| b == b'\\')
-                    .count();
-                if backslashes % 2 == 0 {
-                    self.i = at + 1;
-                    return Ok((&self.text[start..at], true));
-                }
-                from = at + 1;
-            }
+        let (end, escaped) = if self.trusted && self.peek() == Some(b'"') {
+            token::string_end_trusted(self.bytes, start)
+        } else {
+            token::string_end(self.bytes, start, Escapes::Any)
         }
-        loop {
-            while self.i < self.bytes.len() && !STOP[self.bytes[self.i] as usize] {
-                self.i += 1;
-            }
-            match self.peek() {
-                Some(b'"') => {
-                    let content = &self.text[start..self.i];
-                    self.i += 1;
-                    return Ok((content, escaped));
-                }
-                Some(b'\\') => {
-                    escaped = true;
-                    self.i += 1;
-                    match self.peek() {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
-                        Some(b'u') => {
-                            let hex = self.bytes.get(self.i + 1..self.i + 5).ok_or(NotJson)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return Err(NotJson);
-                            }
-                            self.i += 5;
-                        }
-                        _ => return Err(NotJson),
-                    }
-                }
-                _ => return Err(NotJson),
-            }
-        }
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.i;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.i += 1;
-        }
-        self.i - start
+        .ok_or(NotJson)?;
+        self.i = end;
+        Ok((&self.text[start + 1..end - 1], escaped))
     }
 
     fn number(&mut self) -> Result<&'t str, NotJson> {
         let start = self.i;
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(NotJson),
-        }
-        if self.peek() == Some(b'.') {
-            self.i += 1;
-            if self.digits() == 0 {
-                return Err(NotJson);
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.i += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.i += 1;
-            }
-            if self.digits() == 0 {
-                return Err(NotJson);
-            }
-        }
+        self.i = token::number(self.bytes, start).ok_or(NotJson)?.end;
         Ok(&self.text[start..self.i])
     }
 
-    fn literal(&mut self, word: &[u8]) -> Result<(), NotJson> {
-        if self.bytes.get(self.i..self.i + word.len()) == Some(word) {
-            self.i += word.len();
-            Ok(())
-        } else {
-            Err(NotJson)
-        }
+    fn literal(&mut self, word: &str) -> Result<(), NotJson> {
+        self.i = token::literal_end(self.bytes, self.i, word).ok_or(NotJson)?;
+        Ok(())
     }
 }
 
@@ -301,9 +204,9 @@ pub fn walk<'t>(
                 let path = Path { levels: &stack };
                 visit(start..c.i, Scalar::Num(n), ctx, &path);
             }
-            b't' => c.literal(b"true")?,
-            b'f' => c.literal(b"false")?,
-            b'n' => c.literal(b"null")?,
+            b't' => c.literal("true")?,
+            b'f' => c.literal("false")?,
+            b'n' => c.literal("null")?,
             _ => return Err(NotJson),
         }
         // After a value: close containers, or move to the next member or element.
@@ -351,67 +254,6 @@ fn member_key<'t>(c: &mut Cursor<'t>, keys: &KeyRules) -> Result<(&'t str, bool,
     c.expect(b':')?;
     c.ws();
     Ok((content, escaped, ctx))
-}
-
-/// Resolves the escapes of string content already checked by [`walk`]. A lone surrogate becomes
-/// U+FFFD, which is also what the reference hashes for one (it encodes the string as UTF-8).
-pub fn decode(content: &str) -> String {
-    let mut out = String::with_capacity(content.len());
-    let mut rest = content;
-    while let Some(at) = rest.find('\\') {
-        out.push_str(&rest[..at]);
-        let esc = &rest[at + 1..];
-        let mut consumed = 2;
-        match esc.as_bytes().first() {
-            Some(b'b') => out.push('\u{8}'),
-            Some(b'f') => out.push('\u{c}'),
-            Some(b'n') => out.push('\n'),
-            Some(b'r') => out.push('\r'),
-            Some(b't') => out.push('\t'),
-            Some(b'u') => {
-                let unit = hex4(esc.get(1..5));
-                consumed = 6;
-                match unit {
-                    Some(hi @ 0xD800..=0xDBFF) => {
-                        let lo = esc
-                            .get(5..7)
-                            .filter(|s| *s == "\\u")
-                            .and_then(|_| hex4(esc.get(7..11)))
-                            .filter(|lo| (0xDC00..=0xDFFF).contains(lo));
-                        match lo {
-                            Some(lo) => {
-                                let code = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-                                out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
-                                consumed = 12;
-                            }
-                            None => out.push('\u{FFFD}'),
-                        }
-                    }
-                    Some(u) => out.push(char::from_u32(u).unwrap_or('\u{FFFD}')),
-                    None => out.push('\u{FFFD}'),
-                }
-            }
-            Some(&b) => out.push(char::from(b)),
-            None => consumed = 1,
-        }
-        rest = rest.get(at + consumed..).unwrap_or("");
-    }
-    out.push_str(rest);
-    out
-}
-
-fn hex4(s: Option<&str>) -> Option<u32> {
-    let s = s?;
-    if s.len() == 4 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        u32::from_str_radix(s, 16).ok()
-    } else {
-        None
-    }
-}
-
-/// JSON text of a string (quotes included), escaped as `JSON.stringify` escapes it.
-pub fn quote(s: &str) -> String {
-    serde_json::Value::String(s.to_owned()).to_string()
 }
 
 #[cfg(test)]
@@ -491,14 +333,5 @@ mod tests {
     fn deep_nesting_does_not_overflow() {
         let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
         assert!(scalars(&deep).is_ok());
-    }
-
-    #[test]
-    fn decodes_escapes() {
-        assert_eq!(
-            decode(r#"a\"b\\c\/d\n\u00e9\ud83d\ude00\ud800x"#),
-            "a\"b\\c/d\né😀\u{FFFD}x"
-        );
-        assert_eq!(quote("a\"\n\u{1}"), r#""a\"\n\u0001""#);
     }
 }

@@ -256,7 +256,7 @@ pub fn numeric_text(n: f64) -> Option<String> {
         // Rust prints the exact decimal value of the double, as BigInt(n).toString() does.
         return Some(format!("{n:.0}"));
     }
-    Some(crate::protocol::canonical::js_number(n))
+    Some(crate::json::js_number(n))
 }
 
 /// The secret text of a number under a sensitive key, when it is one.

@@ -38,6 +38,7 @@ pub use placeholder::{hash8, is_placeholder, mask_secret, placeholder, placehold
 pub use scan::{CassetteScanner, Hit, ScanHit};
 
 use crate::cassette::{Entry, EntryKind, Header};
+use crate::json::quote;
 use crate::jsonrpc::Frame;
 use json::{NotJson, Scalar};
 use keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
@@ -166,7 +167,7 @@ impl Inner {
                     }
                     let value = Scalar::string_value(content, escaped);
                     if let Some(new) = self.string(&value, ctx, &|| path.render(), hit) {
-                        edits.push((span, json::quote(&new)));
+                        edits.push((span, quote(&new)));
                     }
                 }
                 Scalar::Num(n) => {
@@ -176,7 +177,7 @@ impl Inner {
                             .ok()
                             .and_then(|f| self.number(f, ctx, &|| path.render(), hit))
                         {
-                            edits.push((span, json::quote(&new)));
+                            edits.push((span, quote(&new)));
                         }
                     }
                 }

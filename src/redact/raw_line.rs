@@ -11,6 +11,7 @@ use super::json::{self, Scalar};
 use super::keys::{MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use super::placeholder::{KEYCTX, overlaps, placeholder, placeholder_spans};
 use super::{HitFn, Inner, splice};
+use crate::json::quote;
 
 struct KeyHit {
     span: Range<usize>,
@@ -68,7 +69,7 @@ pub(super) fn redact(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<S
     }
     let edits: Vec<(Range<usize>, String)> = found
         .iter()
-        .map(|h| (h.span.clone(), json::quote(&placeholder(KEYCTX, &h.secret))))
+        .map(|h| (h.span.clone(), quote(&placeholder(KEYCTX, &h.secret))))
         .collect();
     let mut text = splice(line, &edits);
     let mut seen: Vec<&str> = Vec::new();
@@ -79,7 +80,7 @@ pub(super) fn redact(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<S
         seen.push(&h.secret);
         // The spelling a JSON string gives the secret; the raw spelling differs only when the
         // secret holds characters JSON escapes, and swapping those raw would break the line.
-        let quoted = json::quote(&h.secret);
+        let quoted = quote(&h.secret);
         let spelled = &quoted[1..quoted.len() - 1];
         let current = text.as_deref().unwrap_or(line);
         if let Some(next) =

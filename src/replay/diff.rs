@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::protocol::canonical::js_number;
+use crate::json::js_number;
 
 /// One place where the two values differ.
 #[derive(Debug, Clone, PartialEq)]

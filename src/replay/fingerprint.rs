@@ -16,8 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use super::canonical::{self, Node, Scanner};
-use crate::protocol::canonical::js_number;
+use crate::json::{Node, Scanner, canonical, js_number};
 
 /// Methods matched on their name alone: their params (client info, cursors) say nothing about
 /// which answer the client wants.

@@ -33,7 +33,6 @@
 //! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`], the passthrough listen
 //! note) and the re-exports.
 
-pub mod canonical;
 pub mod diff;
 pub mod fingerprint;
 pub mod index;

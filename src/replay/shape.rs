@@ -15,8 +15,8 @@
 //! and so the same fingerprint. Anything else falls through to the scanner.
 
 use super::LookupMap;
-use super::canonical::Scanner;
 use super::wire::quick_request;
+use crate::json::Scanner;
 
 /// Recorded requests longer than this are not shaped (their shape would be mostly literal).
 const MAX_FRAME: usize = 16 * 1024;

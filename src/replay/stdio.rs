@@ -13,7 +13,7 @@ use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
 use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
-use crate::jsonrpc::delimiter;
+use crate::json::delimiter;
 use crate::protocol::LISTEN_METHOD;
 
 /// Longest client line accepted whole (a request may carry a large argument).

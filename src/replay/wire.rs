@@ -13,8 +13,8 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::canonical::Scanner;
 use super::fingerprint::scan_params_into;
+use crate::json::Scanner;
 use crate::jsonrpc::Id;
 use crate::protocol::SUBSCRIPTION_ID_KEY;
 

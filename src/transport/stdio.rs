@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::child::{Signal, send_signal};
-use crate::jsonrpc::delimiter;
+use crate::json::delimiter;
 
 /// Default bound on one stdout line.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;

@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::{Recorded, id_key};
 use crate::cassette::consistency::Observed;
 use crate::cassette::{CassetteError, Chunk, Dir, Entry, EntryKind, unknown_entry_warning};
+use crate::json::Node;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
-use crate::replay::canonical::Node;
 use crate::replay::fingerprint::{
     MRTR_FIELDS, TASKS_GET, fingerprint, fingerprint_node, is_mrtr_retry,
 };

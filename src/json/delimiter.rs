@@ -1,5 +1,6 @@
 //! Finding the delimiters of the wire format: the newline that ends a frame, the quote (or
-//! backslash) that ends or interrupts a JSON string.
+//! backslash) that ends or interrupts a JSON string, the first byte that ends a plain run of
+//! string content.
 //!
 //! Every line of a cassette and every frame on stdio passes through these searches, so they
 //! are vectorised. On x86-64 they use SSE2, which every x86-64 processor has, rather than the
@@ -9,6 +10,9 @@
 //! largest single cost of a replay's cold start after the dynamic loader; the lines these
 //! searches scan are short, so AVX2's wider registers buy nothing here. Other targets use the
 //! crate's entry points, whose vector baseline (NEON on aarch64) needs no detection.
+//!
+//! [`plain_run_end`] is different: it reads the strings of one request, which are short, so it
+//! works eight bytes at a time in an ordinary register rather than setting up a vector search.
 
 /// Position of the first `\n` in `bytes`.
 pub fn newline(bytes: &[u8]) -> Option<usize> {
@@ -37,6 +41,35 @@ pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     memchr::memchr2(b'"', b'\\', bytes)
 }
 
+/// The first byte of `bytes` that ends a plain run inside a JSON string: a quote, a backslash or
+/// a control character (invalid there). Eight bytes at a time: strings in requests are short, and
+/// a general search routine costs more in setting up than it saves on them.
+#[inline]
+pub fn plain_run_end(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let stop = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut at = 0;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let x = u64::from_le_bytes(chunk.try_into().ok()?);
+        // A flag is exact at the lowest flagged byte (borrows only run upwards from it).
+        let found = zero_byte(x ^ (ONES * u64::from(b'"')))
+            | zero_byte(x ^ (ONES * u64::from(b'\\')))
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| stop(b))
+        .map(|i| at + i)
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -60,12 +93,25 @@ mod tests {
         assert_eq!(quote_or_backslash(&long), Some(90));
     }
 
+    #[test]
+    fn plain_run_ends_are_found_at_every_offset() {
+        for len in 0..40 {
+            for stop in [b'"', b'\\', 0x01, 0x1f] {
+                let mut bytes = vec![b'a'; len];
+                bytes.extend_from_slice(&[stop, b'"', 0x80, b'x']);
+                assert_eq!(plain_run_end(&bytes), Some(len), "{len} {stop}");
+            }
+            let plain: Vec<u8> = "é ~\u{7f}".bytes().cycle().take(len).collect();
+            assert_eq!(plain_run_end(&plain), None, "{len}");
+        }
+    }
+
     proptest! {
         /// The vectorised searches agree with a plain scan, at every length and alignment.
         #[test]
         fn agree_with_a_plain_scan(
             bytes in proptest::collection::vec(
-                prop_oneof![1 => Just(b'\n'), 1 => Just(b'"'), 1 => Just(b'\\'), 40 => any::<u8>()],
+                prop_oneof![1 => Just(b'\n'), 1 => Just(b'"'), 1 => Just(b'\\'), 1 => 0u8..0x20, 40 => any::<u8>()],
                 0..200,
             ),
             skip in 0usize..16,
@@ -76,6 +122,10 @@ mod tests {
             prop_assert_eq!(
                 quote_or_backslash(bytes),
                 bytes.iter().position(|&b| b == b'"' || b == b'\\')
+            );
+            prop_assert_eq!(
+                plain_run_end(bytes),
+                bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)
             );
         }
     }

@@ -1,11 +1,12 @@
-//! JSON text spelled the way the reference's JavaScript spells it, so a snapshot written here is
+//! JSON text spelled the way JavaScript's `JSON.stringify` spells it, so a snapshot written here is
 //! byte-identical to one the reference writes from the same listing, and drift messages quote
-//! values the same way.
+//! values the same way. This is not canonical text ([`super::canonical`]): members keep their
+//! order, as a JavaScript object keeps it.
 //!
 //! Two JavaScript habits matter: numbers are printed by `Number.prototype.toString` (`1.0` is
 //! `1`, `1e21` is `1e+21`), and an object's integer-like keys (`"0"`, `"42"`) come first, in
 //! ascending numeric order, before the other keys in insertion order. Strings are escaped as
-//! `JSON.stringify` escapes them, which is also how serde_json escapes them.
+//! `JSON.stringify` escapes them ([`write_str`]).
 //!
 //! Depth: every value here was produced by serde_json's parser, which refuses nesting deeper
 //! than 128, so the recursion below is bounded by that; [`MAX_DEPTH`] is a second fence for
@@ -14,7 +15,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::protocol::canonical::js_number;
+use super::canonical::write_str;
+use super::number::write_number;
 
 /// Deepest nesting written out.
 pub const MAX_DEPTH: usize = 512;
@@ -39,7 +41,11 @@ pub fn display(value: Option<&Value>) -> String {
         None => "undefined".to_owned(),
         Some(Value::Null) => "null".to_owned(),
         Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => number(n),
+        Some(Value::Number(n)) => {
+            let mut out = String::new();
+            number(n, &mut out);
+            out
+        }
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(items)) => items
             .iter()
@@ -54,10 +60,10 @@ pub fn display(value: Option<&Value>) -> String {
     }
 }
 
-fn number(n: &serde_json::Number) -> String {
+fn number(n: &serde_json::Number, out: &mut String) {
     match n.as_f64() {
-        Some(f) => js_number(f),
-        None => n.to_string(),
+        Some(f) => write_number(f, out),
+        None => out.push_str(&n.to_string()),
     }
 }
 
@@ -96,12 +102,6 @@ pub fn js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
         .collect()
 }
 
-fn push_string(out: &mut String, s: &str) {
-    // serde_json escapes exactly what JSON.stringify escapes: `"`, `\`, and control characters
-    // (short forms for \b \f \n \r \t, `\u00XX` otherwise).
-    out.push_str(&Value::String(s.to_owned()).to_string());
-}
-
 fn newline(out: &mut String, indent: Option<usize>) {
     if let Some(level) = indent {
         out.push('\n');
@@ -120,8 +120,8 @@ fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => push_string(out, s),
+        Value::Number(n) => number(n, out),
+        Value::String(s) => write_str(s, out),
         Value::Array(items) => {
             if items.is_empty() {
                 out.push_str("[]");
@@ -149,7 +149,7 @@ fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
                     out.push(',');
                 }
                 newline(out, inner);
-                push_string(out, k);
+                write_str(k, out);
                 out.push(':');
                 if indent.is_some() {
                     out.push(' ');

@@ -1,0 +1,387 @@
+//! A strict, allocation-free reader of JSON text for replay's hot path: it validates a value and,
+//! when the text is already canonical, copies it straight into the fingerprint being built.
+
+use std::cmp::Ordering;
+
+use super::canonical::key_cmp;
+use super::delimiter;
+use super::token::{self, Escapes};
+
+/// How deep the scanner follows nesting before leaving the text to the full parser.
+const SCAN_DEPTH: usize = 64;
+
+/// A strict, allocation-free reader of JSON text for the replay's hot path.
+///
+/// It either validates a value ([`Scanner::skip`]) or validates it and appends its canonical text
+/// ([`Scanner::copy`]) when the text is already canonical up to whitespace: keys in strictly
+/// increasing [key order](key_cmp), integers of at most 15 digits, strings whose only escapes are
+/// the ones [`write`](super::canonical::write) itself produces. Anything else — a float, `\u`
+/// escapes, unsorted or repeated keys, nesting deeper than 64 — answers `None`, and the caller
+/// falls back to the full parser, which gives the same canonical text the slow way (or the
+/// error). So the scanner never decides a question differently from the parser; it only answers
+/// the common case sooner.
+#[derive(Clone)]
+pub struct Scanner<'a> {
+    src: &'a str,
+    text: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    pub fn new(text: &'a str) -> Scanner<'a> {
+        Scanner {
+            src: text,
+            text: text.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Skips whitespace and answers the next byte.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.pos = token::skip_ws(self.text, self.pos);
+        self.text.get(self.pos).copied()
+    }
+
+    /// Consumes `b` (after whitespace) when it is next.
+    pub fn eat(&mut self, b: u8) -> bool {
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether only whitespace is left.
+    pub fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    /// A string with no escapes in it: its content, borrowed from the text.
+    #[inline]
+    pub fn plain_str(&mut self) -> Option<&'a str> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.pos;
+        let end = start + delimiter::plain_run_end(&self.text[start..])?;
+        if self.text[end] != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        // Both ends are ASCII bytes, so they are char boundaries.
+        self.src.get(start..end)
+    }
+
+    /// Validates one value of any shape.
+    pub fn skip(&mut self) -> Option<()> {
+        self.value(None, 0)
+    }
+
+    /// Validates one value and appends its canonical text to `out`; `None` when the text is not
+    /// already canonical (what was appended is then meaningless).
+    pub fn copy(&mut self, out: &mut String) -> Option<()> {
+        self.value(Some(out), 0)
+    }
+
+    /// The members of an object whose keys are not in `dropped`, copied as [`Scanner::copy`]
+    /// would copy the object made of them alone; the dropped members are only validated.
+    pub fn copy_object_without(&mut self, out: &mut String, dropped: &[&str]) -> Option<()> {
+        self.object(Some(out), 0, dropped)
+    }
+
+    fn value(&mut self, out: Option<&mut String>, depth: usize) -> Option<()> {
+        if depth > SCAN_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'{' => self.object(out, depth, &[]),
+            b'[' => self.array(out, depth),
+            b'"' => self.string(out),
+            b't' => self.literal("true", out),
+            b'f' => self.literal("false", out),
+            b'n' => self.literal("null", out),
+            b'-' | b'0'..=b'9' => self.number(out),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &str, out: Option<&mut String>) -> Option<()> {
+        self.pos = token::literal_end(self.text, self.pos, word)?;
+        if let Some(out) = out {
+            out.push_str(word);
+        }
+        Some(())
+    }
+
+    fn string(&mut self, out: Option<&mut String>) -> Option<()> {
+        let start = self.pos;
+        // A canonical copy keeps only the escapes the writer itself produces.
+        let escapes = if out.is_some() {
+            Escapes::Canonical
+        } else {
+            Escapes::Any
+        };
+        self.pos = token::string_end(self.text, start, escapes)?.0;
+        if let Some(out) = out {
+            out.push_str(self.src.get(start..self.pos)?);
+        }
+        Some(())
+    }
+
+    fn number(&mut self, out: Option<&mut String>) -> Option<()> {
+        let start = self.pos;
+        let number = token::number(self.text, start)?;
+        self.pos = number.end;
+        let text = self.src.get(start..self.pos)?;
+        let plain_integer = number.integer && number.int_digits <= 15;
+        // The parser refuses a number too large for a double; so must the scanner.
+        if !plain_integer && !text.parse::<f64>().is_ok_and(f64::is_finite) {
+            return None;
+        }
+        if let Some(out) = out {
+            // JavaScript spells an integer below 1e15 as its digits; `-0` is `0`.
+            if !plain_integer || text == "-0" {
+                return None;
+            }
+            out.push_str(text);
+        }
+        Some(())
+    }
+
+    fn array(&mut self, mut out: Option<&mut String>, depth: usize) -> Option<()> {
+        self.pos += 1;
+        if let Some(out) = out.as_deref_mut() {
+            out.push('[');
+        }
+        if !self.eat(b']') {
+            loop {
+                self.value(out.as_deref_mut(), depth + 1)?;
+                if self.eat(b']') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+                if let Some(out) = out.as_deref_mut() {
+                    out.push(',');
+                }
+            }
+        }
+        if let Some(out) = out {
+            out.push(']');
+        }
+        Some(())
+    }
+
+    fn object(
+        &mut self,
+        mut out: Option<&mut String>,
+        depth: usize,
+        dropped: &[&str],
+    ) -> Option<()> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        if let Some(out) = out.as_deref_mut() {
+            out.push('{');
+        }
+        let mut previous: Option<&str> = None;
+        if !self.eat(b'}') {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let key_start = self.pos;
+                let key = match out {
+                    // Canonical order is the order of the unescaped keys: only plain keys can be
+                    // compared as written.
+                    Some(_) => Some(self.plain_str()?),
+                    None => {
+                        self.string(None)?;
+                        None
+                    }
+                };
+                if !self.eat(b':') {
+                    return None;
+                }
+                match (out.as_deref_mut(), key) {
+                    (Some(out), Some(key)) if !dropped.contains(&key) => {
+                        if previous.is_some_and(|p| key_cmp(p, key) != Ordering::Less) {
+                            return None;
+                        }
+                        if previous.is_some() {
+                            out.push(',');
+                        }
+                        previous = Some(key);
+                        out.push_str(self.src.get(key_start..key_start + key.len() + 2)?);
+                        out.push(':');
+                        self.value(Some(out), depth + 1)?;
+                    }
+                    _ => self.value(None, depth + 1)?,
+                }
+                if self.eat(b'}') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        if let Some(out) = out {
+            out.push('}');
+        }
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::json::canonical::tests::json;
+    use crate::json::canonical::write;
+    use crate::json::node::Node;
+
+    fn canon_text(text: &str) -> String {
+        let mut out = String::new();
+        write(&Node::parse(text).unwrap(), &mut out);
+        out
+    }
+
+    /// What the scanner says about `text`: whether it is JSON, and its canonical copy if the
+    /// scanner made one.
+    fn scan(text: &str) -> (bool, Option<String>) {
+        let mut skip = Scanner::new(text);
+        let valid = skip.skip().is_some() && skip.at_end();
+        let mut copy = Scanner::new(text);
+        let mut out = String::new();
+        let copied = (copy.copy(&mut out).is_some() && copy.at_end()).then_some(out);
+        (valid, copied)
+    }
+
+    #[test]
+    fn scanner_copies_canonical_text_and_leaves_the_rest() {
+        for text in [
+            r#"{"a":1,"b":[true,false,null],"c":{"d":"x\n\"y\""}}"#,
+            r#" { "a" : -12 , "b" : [ ] , "c" : { } } "#,
+            "123456789012345",
+            r#""\b\f\t\r""#,
+        ] {
+            assert_eq!(scan(text), (true, Some(canon_text(text))), "{text}");
+        }
+        // Valid, but not canonical as written: left to the parser.
+        for text in [
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"a":2}"#,
+            "1.0",
+            "1e3",
+            "-0",
+            "1234567890123456",
+            r#""\u0041""#,
+            r#""a\/b""#,
+            r#"{"\u0061":1}"#,
+        ] {
+            assert_eq!(scan(text), (true, None), "{text}");
+        }
+        // Not JSON at all.
+        for text in [
+            "",
+            "{",
+            "}",
+            "[1,]",
+            "{\"a\"}",
+            "{\"a\":}",
+            "01",
+            "1.",
+            "1e",
+            "-",
+            "+1",
+            "tru",
+            "\"\\x\"",
+            "\"\\u12g4\"",
+            "\"a\u{1}\"",
+            "[1 2]",
+            "{\"a\":1,}",
+            "nul",
+            "\"open",
+        ] {
+            assert_eq!(scan(text), (false, None), "{text:?}");
+        }
+        let deep = "[".repeat(SCAN_DEPTH + 2) + &"]".repeat(SCAN_DEPTH + 2);
+        assert_eq!(
+            scan(&deep),
+            (false, None),
+            "too deep for the scanner: the parser decides"
+        );
+        let mut out = String::new();
+        let mut s = Scanner::new(r#"{"_meta":{"z":1.5},"b":2,"cursor":"c","a":1}"#);
+        assert!(
+            s.copy_object_without(&mut out, &["_meta", "cursor"])
+                .is_none(),
+            "a after b"
+        );
+        out.clear();
+        let mut s = Scanner::new(r#"{"_meta":{"z":1.5},"a":2,"cursor":"\u0063","b":1}"#);
+        assert!(
+            s.copy_object_without(&mut out, &["_meta", "cursor"])
+                .is_some()
+        );
+        assert_eq!(out, r#"{"a":2,"b":1}"#);
+    }
+
+    proptest! {
+        /// The scanner accepts exactly the JSON the parser accepts, and a canonical copy it makes
+        /// is the canonical text.
+        #[test]
+        fn scanner_agrees_with_the_parser(v in json(), pretty in any::<bool>(), cut in any::<prop::sample::Index>(), junk in "[\\[\\]{}\",:0-9a-z .\\\\-]{0,3}") {
+            let text = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { v.to_string() };
+            let (valid, copied) = scan(&text);
+            prop_assert!(valid, "valid JSON refused: {}", text);
+            if let Some(copied) = copied {
+                prop_assert_eq!(copied, canon_text(&text));
+            }
+            // A damaged text is refused whenever the parser refuses it.
+            let chars: Vec<char> = text.chars().collect();
+            let at = cut.index(chars.len() + 1);
+            let damaged: String = chars[..at]
+                .iter()
+                .chain(junk.chars().collect::<Vec<_>>().iter())
+                .chain(chars.get(at + 1..).unwrap_or_default())
+                .collect();
+            let parsed = serde_json::from_str::<Value>(&damaged).is_ok();
+            let (valid, copied) = scan(&damaged);
+            prop_assert_eq!(valid, parsed, "scanner and parser disagree on {:?}", damaged);
+            if let Some(copied) = copied {
+                prop_assert_eq!(copied, canon_text(&damaged));
+            }
+        }
+
+        /// Integers and plain strings under sorted keys — what clients send — take the fast path,
+        /// keys beyond the BMP included.
+        #[test]
+        fn canonical_shapes_are_copied(
+            m in prop::collection::vec(("[a-z_é\u{E000}\u{F8FF}\u{FFFF}\u{10000}\u{1F600}]{1,6}", prop_oneof![
+                (-999_999_999_999_999i64..=999_999_999_999_999).prop_map(Value::from),
+                "[^\"\\\\\\x00-\\x1f]{0,12}".prop_map(Value::String),
+                any::<bool>().prop_map(Value::Bool),
+            ]), 0..6)
+        ) {
+            // Members in canonical order, without repeats: what a canonical client writes.
+            let mut m = m;
+            m.sort_by(|a, b| key_cmp(&a.0, &b.0));
+            m.dedup_by(|a, b| a.0 == b.0);
+            let v = Value::Object(m.into_iter().collect());
+            let text = v.to_string();
+            let (valid, copied) = scan(&text);
+            prop_assert!(valid);
+            prop_assert_eq!(copied, Some(canon_text(&text)));
+        }
+    }
+}
