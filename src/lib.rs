@@ -5,7 +5,7 @@
 //! ```text
 //! commands ──▶ record, replay, client, report
 //!          ──▶ transport, cassette, redact, lint, contract
-//!          ──▶ protocol, jsonrpc
+//!          ──▶ protocol, jsonrpc, line
 //! ```
 //!
 //! `jsonrpc`, `protocol`, `cassette`, `redact`, `lint`, `contract` and the replay engine are
@@ -19,6 +19,7 @@ pub mod commands;
 pub mod contract;
 pub mod inspect;
 pub mod jsonrpc;
+pub mod line;
 pub mod lint;
 pub mod protocol;
 pub mod record;

@@ -137,7 +137,7 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-fn scan<R: io::BufRead>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
+fn scan<R: io::Read>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
     let mut scanner = CassetteScanner::new(redactor);
     let mut report = String::new();
     let mut found = 0usize;
@@ -235,7 +235,7 @@ fn create_temp(out: &Path) -> anyhow::Result<(File, TempOutput)> {
     ))
 }
 
-fn write_redacted<R: io::BufRead>(
+fn write_redacted<R: io::Read>(
     reader: Reader<R>,
     redactor: &Redactor,
     out: &Path,

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::cassette::{Dir, Entry, Header};
 use crate::protocol::Era;
 use crate::record::append::{self, AppendRefusal, AppendTarget};
-use crate::record::capture::{Capture, LineSplitter, MAX_CAPTURE_LINE};
+use crate::record::capture::{self, Capture};
 use crate::record::sink::StreamSink;
 use crate::redact::Redactor;
 use crate::transport::child::{self, Signal};
@@ -280,8 +280,8 @@ fn capture_loop(
     mut sink: Sink,
     backlog: &Backlog,
 ) -> io::Result<Captured> {
-    let mut c2s = LineSplitter::new(MAX_CAPTURE_LINE);
-    let mut s2c = LineSplitter::new(MAX_CAPTURE_LINE);
+    let mut c2s = capture::line_buffer();
+    let mut s2c = capture::line_buffer();
     let mut count = 0usize;
     let mut last_t = [0u64; 2];
     let slot = |dir: Dir| usize::from(dir == Dir::S2c);
@@ -293,14 +293,14 @@ fn capture_loop(
             Msg::Data(dir, t, bytes) => {
                 last_t[slot(dir)] = t;
                 let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
-                splitter.push(&bytes, |piece| entries.extend(capture.piece(t, dir, piece)));
+                splitter.feed(&bytes, |line| entries.extend(capture.piece(t, dir, line)));
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
                 false
             }
             Msg::Eof(dir) => {
                 let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
                 let t = last_t[slot(dir)];
-                splitter.finish(|piece| entries.extend(capture.piece(t, dir, piece)));
+                splitter.finish_with(|line| entries.extend(capture.piece(t, dir, line)));
                 false
             }
             Msg::Finish => true,
@@ -349,8 +349,8 @@ fn capture_loop(
     }
     // Lines still open when the pipes closed (a last line without its newline).
     let mut tail = Vec::new();
-    c2s.finish(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
-    s2c.finish(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
+    c2s.finish_with(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
+    s2c.finish_with(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
     let era = capture.era();
     let entries = match sink {
         Sink::Stream(mut s) => {

@@ -13,7 +13,7 @@
 //! appended recording session, so the cassette stays one monotone timeline.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -23,10 +23,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::session::Rules;
-use super::stdio::{LineRead, MAX_LINE, read_bounded};
+use super::stdio::MAX_LINE;
 use super::wire::{Outbound, Request, find_spans};
 use crate::cassette::{Dir, Entry, parse_iso};
 use crate::jsonrpc::{Frame, FrameKind, Id};
+use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::Era;
 use crate::transport::child::{Signal, send_signal, spawn_piped};
 
@@ -241,15 +242,20 @@ impl LiveServer {
         };
         let (tx, lines) = mpsc::channel();
         thread::spawn(move || {
-            let mut input = BufReader::with_capacity(64 * 1024, stdout);
-            let mut buf = Vec::new();
+            let mut input = stdout;
+            let mut lines = LineBuffer::new(MAX_LINE, OverLimit::Skip { keep: 0 });
             loop {
-                let sent = match read_bounded(&mut input, &mut buf, MAX_LINE) {
-                    Ok(LineRead::Line) => tx.send(Ok(String::from_utf8_lossy(&buf).into_owned())),
-                    Ok(LineRead::TooLong(n)) => tx.send(Err(format!(
-                        "the live server wrote a line of {n} bytes, over the limit"
+                let sent = match lines.next_from(&mut input) {
+                    Ok(Some(Line::Whole { bytes, .. })) => {
+                        tx.send(Ok(String::from_utf8_lossy(bytes).into_owned()))
+                    }
+                    Ok(Some(Line::TooLong {
+                        len, terminated, ..
+                    })) => tx.send(Err(format!(
+                        "the live server wrote a line of {} bytes, over the limit",
+                        len + usize::from(terminated)
                     ))),
-                    Ok(LineRead::Eof) | Err(_) => return,
+                    Ok(None) | Err(_) => return,
                 };
                 if sent.is_err() {
                     return;
