@@ -5,13 +5,14 @@
 //! ```text
 //! commands ──▶ record, replay, client, report
 //!          ──▶ transport, cassette, redact, lint, contract
-//!          ──▶ protocol, jsonrpc, line
+//!          ──▶ protocol, jsonrpc, line, atomic_file
 //! ```
 //!
 //! `jsonrpc`, `protocol`, `cassette`, `redact`, `lint`, `contract` and the replay engine are
 //! synchronous and pure: they read and write only the `Read`/`Write` they are handed. Tokio
 //! lives in `transport`, `record`, the replay front-ends, `client` and `commands`.
 
+pub mod atomic_file;
 pub mod cassette;
 pub mod cli;
 pub mod client;
