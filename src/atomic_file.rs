@@ -275,11 +275,17 @@ mod tests {
         }
     }
 
-    #[test]
-    fn replaces_the_target_and_leaves_nothing_else() {
+    /// A directory holding one file, `out.json`, that says "old".
+    fn old_target() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out.json");
         fs::write(&target, "old").unwrap();
+        (dir, target)
+    }
+
+    #[test]
+    fn replaces_the_target_and_leaves_nothing_else() {
+        let (dir, target) = old_target();
         write(&target, b"new", Permissions::Default).unwrap();
         assert_eq!(fs::read_to_string(&target).unwrap(), "new");
         assert_eq!(names(dir.path()), ["out.json"]);
@@ -287,9 +293,7 @@ mod tests {
 
     #[test]
     fn a_full_disk_midway_leaves_the_target_and_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("out.json");
-        fs::write(&target, "old").unwrap();
+        let (dir, target) = old_target();
         let failed = write_with(&target, Permissions::Default, |file| {
             let mut full = Full {
                 inner: file,
