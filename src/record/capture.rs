@@ -28,6 +28,21 @@ pub fn line_buffer() -> LineBuffer {
     )
 }
 
+/// One whole message a front-end framed itself, under the same limit as a captured line.
+pub fn message_line(message: &[u8]) -> Line<'_> {
+    if message.len() > MAX_CAPTURE_LINE {
+        return Line::TooLong {
+            len: message.len(),
+            head: &message[..TOO_LONG_HEAD],
+            terminated: true,
+        };
+    }
+    Line::Whole {
+        bytes: message,
+        terminated: true,
+    }
+}
+
 /// Builds entries from lines, redacting them when a redactor is given, and decides the era.
 #[derive(Debug)]
 pub struct Capture {

@@ -69,7 +69,10 @@ pub struct Summary {
 }
 
 enum Msg {
+    /// Part of a byte stream, split into lines on the capture thread.
     Data(Dir, u64, Vec<u8>),
+    /// One whole message, framed by the front-end.
+    Message(Dir, u64, Vec<u8>),
     Eof(Dir),
     Finish,
 }
@@ -220,9 +223,26 @@ impl Tap {
     /// Call it before forwarding the bytes: an answer can only be read after its request was
     /// forwarded, so the transcript then always holds a request ahead of the answer it caused.
     pub fn bytes(&self, dir: Dir, bytes: &[u8]) -> bool {
-        let t = self.clock.elapsed().as_millis() as u64;
-        self.backlog.bytes.fetch_add(bytes.len(), Ordering::AcqRel);
-        if !self.send(Msg::Data(dir, t, bytes.to_vec())) {
+        let t = self.now();
+        self.queue_copy(bytes.len(), Msg::Data(dir, t, bytes.to_vec()))
+    }
+
+    /// Hands the capture a copy of one whole message that went `dir`, for a front-end that
+    /// frames messages itself (a request or response body, an event of a stream), with the
+    /// same ordering rule and waiting as [`Tap::bytes`].
+    pub fn message(&self, dir: Dir, message: &[u8]) -> bool {
+        let t = self.now();
+        self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec()))
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.elapsed().as_millis() as u64
+    }
+
+    /// Queues a copy of `len` bytes, then waits while the backlog is over budget.
+    fn queue_copy(&self, len: usize, msg: Msg) -> bool {
+        self.backlog.bytes.fetch_add(len, Ordering::AcqRel);
+        if !self.send(msg) {
             return false;
         }
         while self.backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
@@ -271,6 +291,12 @@ fn capture_loop(
                 last_t[slot(dir)] = t;
                 let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
                 splitter.feed(&bytes, |line| entries.extend(capture.piece(t, dir, line)));
+                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::Message(dir, t, bytes) => {
+                last_t[slot(dir)] = t;
+                entries.extend(capture.piece(t, dir, capture::message_line(&bytes)));
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
                 false
             }
@@ -357,4 +383,50 @@ fn capture_loop(
         era,
         saw_initialize: capture.saw_initialize(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::{EntryKind, Reader, Transport};
+
+    #[test]
+    fn a_front_end_hands_copies_and_gets_a_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.cassette.jsonl");
+        let recorder = Recorder::start(Recording {
+            header: Header::new("test", "2026-01-01T00:00:00.000Z", Transport::Stdio),
+            redactor: None,
+            target: Target::Stream {
+                path: path.clone(),
+                create_new: true,
+            },
+            started: time::OffsetDateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let tap = recorder.tap();
+        // A stream cut mid-line, as a pipe delivers it; then a message framed by its front-end.
+        assert!(tap.bytes(Dir::C2s, br#"{"jsonrpc":"2.0","id":1,"meth"#));
+        assert!(tap.bytes(Dir::C2s, b"od\":\"initialize\",\"params\":{}}\n"));
+        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        tap.end(Dir::C2s);
+        let summary = recorder.finish().unwrap();
+        assert_eq!(summary.entries, 2);
+        assert_eq!(summary.era, Some(Era::Legacy));
+        let reader = Reader::open(&path).unwrap();
+        assert_eq!(reader.header().era(), Some(Era::Legacy));
+        let frames: Vec<String> = reader
+            .map(|e| match e.unwrap().kind {
+                EntryKind::Frame(f) => f.text().to_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            frames,
+            [
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+            ]
+        );
+    }
 }
