@@ -218,11 +218,6 @@ impl LineBuffer {
         }
     }
 
-    /// The next line, when one is complete in the buffer.
-    pub fn next_line(&mut self) -> Option<Line<'_>> {
-        self.advance().map(|found| self.get(found))
-    }
-
     /// Takes the next line out of the buffer and says where it is, without borrowing the
     /// buffer (see [`LineBuffer::get`]); `None` when more input is needed, or none will come.
     pub fn advance(&mut self) -> Option<Found> {
