@@ -5,7 +5,7 @@
 //! ```text
 //! commands ──▶ record, replay, client, report
 //!          ──▶ transport, cassette, redact, lint, contract
-//!          ──▶ protocol, jsonrpc
+//!          ──▶ protocol, jsonrpc, line, atomic_file
 //!          ──▶ json
 //! ```
 //!
@@ -13,6 +13,7 @@
 //! synchronous and pure: they read and write only the `Read`/`Write` they are handed. Tokio
 //! lives in `transport`, `record`, the replay front-ends, `client` and `commands`.
 
+pub mod atomic_file;
 pub mod cassette;
 pub mod cli;
 pub mod client;
@@ -21,6 +22,7 @@ pub mod contract;
 pub mod inspect;
 pub mod json;
 pub mod jsonrpc;
+pub mod line;
 pub mod lint;
 pub mod protocol;
 pub mod record;

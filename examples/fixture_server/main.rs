@@ -33,6 +33,8 @@ modes:
   huge-list         tiny, with a tools/list answer of about 20 MB
   deep-schema       tiny, plus a tool whose inputSchema nests 10000 levels deep
   paginate-forever  tiny, whose tools/list always returns a nextCursor
+  flood             never reads; writes 1 MiB notifications to stdout without end
+  flood-endless     never reads; writes one stdout line that never ends
   pushy             speaks on its own (env PUSHY_ERA=legacy|modern)
   tasking           2026-07-28 tasks-extension server (env TASKING_STALL)
   header-params     tools that declare x-mcp-header, one of them invalid
@@ -52,6 +54,8 @@ fn main() -> ExitCode {
         "huge-list" => wire::serve(&mut misbehave::HugeList::new()),
         "deep-schema" => wire::serve(&mut misbehave::DeepSchema::new()),
         "paginate-forever" => wire::serve(&mut misbehave::PaginateForever::new()),
+        "flood" => misbehave::flood(),
+        "flood-endless" => misbehave::flood_endless(),
         "pushy" => wire::serve(&mut pushy::Pushy::from_env()),
         "tasking" => wire::serve(&mut tasking::Tasking::from_env()),
         "header-params" => wire::serve(&mut header_params::HeaderParams),

@@ -312,3 +312,33 @@ impl Server for PaginateForever {
         Ok(Flow::Continue)
     }
 }
+
+/// `flood`: never reads, and writes 1 MiB notifications to stdout without end, each a JSON
+/// array of zeros that a client has to parse through, so a reader that queued whatever arrived
+/// would fall ever further behind. Stops when stdout goes away.
+pub fn flood() -> io::Result<u8> {
+    let mut line = String::from(
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[0"#,
+    );
+    while line.len() < (1 << 20) - 8 {
+        line.push_str(",0");
+    }
+    line.push_str("]}}\n");
+    write_forever(line.as_bytes())
+}
+
+/// `flood-endless`: never reads, and writes one line to stdout that never ends.
+pub fn flood_endless() -> io::Result<u8> {
+    write_forever(&[b'x'; 64 * 1024])
+}
+
+fn write_forever(bytes: &[u8]) -> io::Result<u8> {
+    use std::io::Write as _;
+    let mut out = io::stdout().lock();
+    loop {
+        if out.write_all(bytes).is_err() {
+            // The reader is gone: the point was made.
+            return Ok(0);
+        }
+    }
+}

@@ -16,7 +16,7 @@
 //! admitted, so a single line up to the reader's own bound still gets through.
 
 use std::collections::VecDeque;
-use std::io::BufRead;
+use std::io::Read;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::{CassetteError, Entry, Reader};
@@ -78,7 +78,7 @@ impl Drop for Abandon<'_> {
 
 /// Calls `each` on every entry of `reader` (whose header is already read), in order, while a
 /// second thread reads ahead. Stops at the first reading error and returns it.
-pub fn for_each_entry<R: BufRead + Send>(
+pub fn for_each_entry<R: Read + Send>(
     reader: Reader<R>,
     mut each: impl FnMut(&Entry),
 ) -> Result<(), CassetteError> {
@@ -125,7 +125,7 @@ pub fn for_each_entry<R: BufRead + Send>(
     })
 }
 
-fn produce<R: BufRead>(reader: Reader<R>, shared: &Shared) {
+fn produce<R: Read>(reader: Reader<R>, shared: &Shared) {
     let mut batch = Batch {
         entries: Vec::new(),
         bytes: 0,

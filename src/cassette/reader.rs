@@ -1,7 +1,7 @@
 //! Streaming cassette reader: one line in memory at a time, each bounded.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::EntryKind;
 use super::{CassetteError, Entry, Header, Location, MAX_LINE_BYTES, RawObject};
 use crate::json::delimiter;
+use crate::line::{Line, LineBuffer, OverLimit};
 
 /// Reads a cassette entry by entry. Construct with [`Reader::open`] or [`Reader::new`]; the
 /// header is read and validated up front. Iteration yields entries of every kind, including
@@ -21,13 +22,12 @@ pub struct Reader<R> {
     path: PathBuf,
     header: Header,
     line_no: u64,
-    buf: Vec<u8>,
+    lines: LineBuffer,
     done: bool,
-    limit: usize,
     trailing_newline: bool,
 }
 
-impl Reader<BufReader<File>> {
+impl Reader<File> {
     /// Opens a cassette file and reads its header.
     pub fn open(path: &Path) -> Result<Self, CassetteError> {
         let file = File::open(path).map_err(|source| CassetteError::Io {
@@ -41,11 +41,11 @@ impl Reader<BufReader<File>> {
         let capacity = usize::try_from(size.saturating_add(1))
             .unwrap_or(usize::MAX)
             .clamp(4 * 1024, 256 * 1024);
-        Reader::new(BufReader::with_capacity(capacity, file), path)
+        Reader::with_buffer(file, path, capacity, MAX_LINE_BYTES)
     }
 }
 
-impl<R: BufRead> Reader<R> {
+impl<R: Read> Reader<R> {
     /// Reads the header from `input`; `path` names the file in messages.
     pub fn new(input: R, path: &Path) -> Result<Self, CassetteError> {
         Reader::with_limit(input, path, MAX_LINE_BYTES)
@@ -53,14 +53,23 @@ impl<R: BufRead> Reader<R> {
 
     /// As [`Reader::new`] with a custom line-length bound.
     pub fn with_limit(input: R, path: &Path, limit: usize) -> Result<Self, CassetteError> {
+        Reader::with_buffer(input, path, 64 * 1024, limit)
+    }
+
+    fn with_buffer(
+        input: R,
+        path: &Path,
+        capacity: usize,
+        limit: usize,
+    ) -> Result<Self, CassetteError> {
         let mut reader = Reader {
             input,
             path: path.to_owned(),
             header: Header::new("", "", super::Transport::Stdio),
             line_no: 0,
-            buf: Vec::new(),
+            // A cassette with an over-long line is refused at once: nothing after it is read.
+            lines: LineBuffer::with_capacity(capacity, limit, OverLimit::Stop),
             done: false,
-            limit,
             trailing_newline: true,
         };
         let first = loop {
@@ -98,64 +107,28 @@ impl<R: BufRead> Reader<R> {
 
     /// The next line's text (without terminator), or `None` at end of input.
     ///
-    /// The text is copied once, into the shared string the entry keeps: straight from the
-    /// input's buffer when the whole line is there (the common case), else through a line
-    /// buffer that is reused from line to line.
+    /// The text is copied once, from the line buffer into the shared string the entry keeps.
     fn next_line(&mut self) -> Result<Option<Arc<str>>, CassetteError> {
-        self.buf.clear();
         self.line_no += 1;
-        let mut saw_newline = false;
-        loop {
-            let available = match self.input.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(CassetteError::Io {
-                        path: self.path.clone(),
-                        source,
-                    });
-                }
-            };
-            if available.is_empty() {
-                break;
+        let line = self
+            .lines
+            .next_from(&mut self.input)
+            .map_err(|source| CassetteError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        match line {
+            None => Ok(None),
+            Some(Line::Whole { bytes, terminated }) => {
+                self.trailing_newline = terminated;
+                shared_line(bytes, &self.path, self.line_no).map(Some)
             }
-            let (take, found) = match delimiter::newline(available) {
-                Some(i) => (i + 1, true),
-                None => (available.len(), false),
-            };
-            if self.buf.len() + take > self.limit + 1 {
-                return Err(CassetteError::LineTooLong {
-                    path: self.path.clone(),
-                    line: self.line_no,
-                    limit: self.limit,
-                });
-            }
-            if found && self.buf.is_empty() {
-                let line = shared_line(&available[..take - 1], &self.path, self.line_no);
-                self.input.consume(take);
-                self.trailing_newline = true;
-                return line.map(Some);
-            }
-            self.buf.extend_from_slice(&available[..take]);
-            self.input.consume(take);
-            if found {
-                saw_newline = true;
-                break;
-            }
+            Some(Line::TooLong { .. }) => Err(CassetteError::LineTooLong {
+                path: self.path.clone(),
+                line: self.line_no,
+                limit: self.lines.limit(),
+            }),
         }
-        if self.buf.is_empty() {
-            return Ok(None);
-        }
-        if saw_newline {
-            self.buf.pop();
-        }
-        self.trailing_newline = saw_newline;
-        let shared = shared_line(&self.buf, &self.path, self.line_no);
-        // A huge line's buffer is not worth keeping for the ordinary lines after it.
-        if self.buf.capacity() > 1 << 20 {
-            self.buf = Vec::new();
-        }
-        shared.map(Some)
     }
 
     fn next_entry(&mut self) -> Result<Option<Entry>, CassetteError> {
@@ -192,7 +165,7 @@ impl<R: BufRead> Reader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for Reader<R> {
+impl<R: Read> Iterator for Reader<R> {
     type Item = Result<Entry, CassetteError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -213,9 +186,8 @@ impl<R: BufRead> Iterator for Reader<R> {
     }
 }
 
-/// A line's bytes (without `\n`) as shared text; a trailing `\r` is dropped.
+/// A line's bytes (without `\r\n`) as shared text.
 fn shared_line(bytes: &[u8], path: &Path, line: u64) -> Result<Arc<str>, CassetteError> {
-    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok(Arc::from(text)),
         Err(_) => Err(CassetteError::NotUtf8 {

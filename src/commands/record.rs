@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use crate::cassette::{Existing, Header, Transport, format_iso, looks_like_cassette};
 use crate::cli::RecordArgs;
-use crate::record::stdio::{self, Recording, Target};
+use crate::record::recorder::{Recording, Target};
+use crate::record::stdio;
 use crate::record::{Mode, append, recorder_id};
 use crate::redact::{RedactConfig, Redactor};
 
@@ -106,13 +107,15 @@ fn record(args: RecordArgs) -> Result<u8, String> {
         }
     };
 
-    let outcome = stdio::run(Recording {
-        argv: args.command,
-        header,
-        redactor,
-        target,
-        started,
-    })
+    let outcome = stdio::run(
+        &args.command,
+        Recording {
+            header,
+            redactor,
+            target,
+            started,
+        },
+    )
     .map_err(|e| e.to_string())?;
     Ok(outcome.exit_code)
 }

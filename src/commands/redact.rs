@@ -8,13 +8,14 @@
 //! (or no cassette given), 2 usage errors and failures, reported as `redact failed: <why>`.
 
 use std::collections::HashSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 
+use crate::atomic_file::{AtomicFile, Permissions};
 use crate::cassette::{self, EntryKind, Reader, Writer};
 use crate::cli::RedactArgs;
 use crate::redact::scan::result_line;
@@ -137,7 +138,7 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-fn scan<R: io::BufRead>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
+fn scan<R: io::Read>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
     let mut scanner = CassetteScanner::new(redactor);
     let mut report = String::new();
     let mut found = 0usize;
@@ -194,48 +195,7 @@ fn same_file(input: &Path, out: &Path) -> bool {
     }
 }
 
-/// A file in the output's directory that is removed on drop unless it was renamed into place.
-struct TempOutput {
-    path: PathBuf,
-    kept: bool,
-}
-
-impl Drop for TempOutput {
-    fn drop(&mut self) {
-        if !self.kept {
-            let _ = fs::remove_file(&self.path);
-        }
-    }
-}
-
-fn create_temp(out: &Path) -> anyhow::Result<(File, TempOutput)> {
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "cassette".to_owned());
-    let pid = std::process::id();
-    for attempt in 0..100u32 {
-        let path = dir.join(format!(".{name}.redact-{pid}-{attempt}.tmp"));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((file, TempOutput { path, kept: false })),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(anyhow!(e))
-                    .with_context(|| format!("failed to create a file in {}", dir.display()));
-            }
-        }
-    }
-    Err(anyhow!(
-        "failed to create a temporary file in {}",
-        dir.display()
-    ))
-}
-
-fn write_redacted<R: io::BufRead>(
+fn write_redacted<R: io::Read>(
     reader: Reader<R>,
     redactor: &Redactor,
     out: &Path,
@@ -246,9 +206,11 @@ fn write_redacted<R: io::BufRead>(
             return Err(anyhow!(message));
         }
     }
-    let (file, mut temp) = create_temp(out)?;
+    // Written beside the output and renamed into place once complete (with the output's
+    // mode when it exists): a failure leaves no half-written file and no temporary one.
+    let mut temp = AtomicFile::create(out, Permissions::KeepTarget)?;
     let write_err = |e: io::Error| anyhow!(e).context(format!("failed to write {}", out.display()));
-    let mut writer = Writer::new(BufWriter::with_capacity(256 * 1024, file));
+    let mut writer = Writer::new(BufWriter::with_capacity(256 * 1024, &mut temp));
     let mut count = redactor.redact_header(&mut header);
     header.set_redaction(true, redactor.config_hash());
     writer.write_header(&header).map_err(write_err)?;
@@ -257,16 +219,10 @@ fn write_redacted<R: io::BufRead>(
         count += redactor.redact_entry(&mut entry);
         writer.write_entry(&entry).map_err(write_err)?;
     }
-    let file = writer
+    writer
         .into_inner()
         .into_inner()
         .map_err(|e| write_err(e.into_error()))?;
-    file.sync_all().map_err(write_err)?;
-    drop(file);
-    if let Ok(meta) = fs::metadata(out) {
-        let _ = fs::set_permissions(&temp.path, meta.permissions());
-    }
-    fs::rename(&temp.path, out).map_err(write_err)?;
-    temp.kept = true;
+    temp.commit()?;
     Ok(count)
 }

@@ -11,11 +11,11 @@
 //! started, so a refusal never spawns a server first. The messages and codes are the same.
 
 use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 
+use crate::atomic_file::{self, Permissions};
 use crate::cli::SnapshotArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
@@ -82,7 +82,9 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             })
         }
         None => {
-            write_atomically(file, &live.to_text())?;
+            // Written beside the committed file and renamed over it: an interrupted run never
+            // leaves a half-written snapshot where the committed one was.
+            atomic_file::write(file, live.to_text().as_bytes(), Permissions::Default)?;
             let _ = writeln!(
                 stdout,
                 "wrote {} ({} tools)",
@@ -114,24 +116,4 @@ fn capture(target: &Target) -> anyhow::Result<Snapshot> {
         protocol,
         crate::cassette::now_iso(),
     )?)
-}
-
-/// Writes beside the target and renames over it, so an interrupted run never leaves a
-/// half-written snapshot where the committed one was.
-fn write_atomically(file: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "snapshot".to_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("failed to write {}", tmp.display()))?;
-    if let Err(err) = std::fs::rename(&tmp, file) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err).with_context(|| format!("failed to write {}", file.display()));
-    }
-    Ok(())
 }

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::io::BufRead;
+use std::io::Read;
 
 use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -315,7 +315,7 @@ pub fn validate_volatile(decl: &str) -> Result<(), String> {
 ///
 /// Reading runs on a second thread ([`for_each_entry`]), overlapping the parse of later lines with
 /// the lint of earlier ones; entries and the first error still arrive in file order.
-pub fn lint_cassette<R: BufRead + Send>(
+pub fn lint_cassette<R: Read + Send>(
     reader: Reader<R>,
     mut on_warning: impl FnMut(String),
 ) -> Result<CassetteLint, CassetteError> {

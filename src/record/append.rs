@@ -4,12 +4,13 @@
 //! file in one `O_APPEND` write so that overlapping recorders never interleave inside a line.
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::atomic_file::{AtomicFile, AtomicFileError, Permissions};
 use crate::cassette::{Entry, EntryKind, Existing, Header, Reader, looks_like_cassette, parse_iso};
 use crate::jsonrpc::{Frame, Id};
 use crate::protocol::{Era, SUBSCRIPTION_ID_KEY};
@@ -206,9 +207,13 @@ pub fn commit(target: AppendTarget, mut session: Session) -> Result<usize, Appen
                     }),
                 }
             }
-            Err(CreateError::Io(source)) => Err(AppendRefusal::Io {
+            Err(CreateError::Io(e)) => Err(AppendRefusal::Io {
                 path: display(&target.path),
-                source,
+                source: match e {
+                    AtomicFileError::Create { cause, .. }
+                    | AtomicFileError::Write { cause, .. } => cause,
+                    AtomicFileError::Exists { .. } => io::ErrorKind::AlreadyExists.into(),
+                },
             }),
         },
         Some(existing) => append(&target.path, existing, session),
@@ -217,7 +222,7 @@ pub fn commit(target: AppendTarget, mut session: Session) -> Result<usize, Appen
 
 enum CreateError {
     Exists,
-    Io(io::Error),
+    Io(AtomicFileError),
 }
 
 fn create(path: &Path, session: &mut Session, leftover: bool) -> Result<usize, CreateError> {
@@ -230,26 +235,27 @@ fn create(path: &Path, session: &mut Session, leftover: bool) -> Result<usize, C
         block.push_str(&e.to_line());
         block.push('\n');
     }
-    let file = if leftover {
-        // A header-less leftover is replaced; write beside it and rename so that no reader ever
-        // sees a half-written cassette.
-        let tmp = path.with_extension("mcp-cassette-tmp");
-        let mut f = File::create(&tmp).map_err(CreateError::Io)?;
-        f.write_all(block.as_bytes()).map_err(CreateError::Io)?;
-        f.sync_data().map_err(CreateError::Io)?;
-        std::fs::rename(&tmp, path).map_err(CreateError::Io)?;
-        return Ok(session.entries.len());
+    // Written beside the path and put in place whole, so that no reader ever sees a
+    // half-written cassette, and a failure (a full disk) leaves nothing behind. A header-less
+    // leftover is replaced; otherwise the cassette is only created if nothing appeared there
+    // meanwhile (a sibling recorder), which the caller then appends to instead.
+    let mut file = AtomicFile::create(path, Permissions::Default).map_err(CreateError::Io)?;
+    file.write_all(block.as_bytes()).map_err(|cause| {
+        CreateError::Io(AtomicFileError::Write {
+            path: path.to_owned(),
+            cause,
+        })
+    })?;
+    let placed = if leftover {
+        file.commit()
     } else {
-        OpenOptions::new().write(true).create_new(true).open(path)
+        file.commit_new()
     };
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(CreateError::Exists),
-        Err(e) => return Err(CreateError::Io(e)),
-    };
-    file.write_all(block.as_bytes()).map_err(CreateError::Io)?;
-    file.sync_data().map_err(CreateError::Io)?;
-    Ok(session.entries.len())
+    match placed {
+        Ok(()) => Ok(session.entries.len()),
+        Err(AtomicFileError::Exists { .. }) => Err(CreateError::Exists),
+        Err(e) => Err(CreateError::Io(e)),
+    }
 }
 
 fn append(path: &Path, existing: Current, session: Session) -> Result<usize, AppendRefusal> {

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use crate::cassette::{Dir, Entry};
-use crate::json::delimiter;
-use crate::jsonrpc::{self, FrameKind, Line};
+use crate::jsonrpc::{self, FrameKind};
+use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::Era;
 use crate::redact::Redactor;
 
@@ -17,75 +17,29 @@ pub const TOO_LONG_HEAD: usize = 4096;
 /// Requests remembered while waiting for their answer (the era decision pairs by id).
 const MAX_PENDING: usize = 100_000;
 
-/// One complete line, or the head of one that exceeded the bound.
-#[derive(Debug)]
-pub enum Piece<'a> {
-    Line(&'a [u8]),
-    TooLong { head: &'a [u8], total: usize },
+/// The line buffer record captures with: lines up to [`MAX_CAPTURE_LINE`] are captured whole;
+/// of a longer one only the first [`TOO_LONG_HEAD`] bytes are kept, with its length.
+pub fn line_buffer() -> LineBuffer {
+    LineBuffer::new(
+        MAX_CAPTURE_LINE,
+        OverLimit::Skip {
+            keep: TOO_LONG_HEAD,
+        },
+    )
 }
 
-/// Splits a byte stream into LF-terminated lines without ever holding more than the bound.
-#[derive(Debug)]
-pub struct LineSplitter {
-    buf: Vec<u8>,
-    limit: usize,
-    /// Bytes of the current line beyond `limit` that were dropped.
-    dropped: usize,
-}
-
-impl LineSplitter {
-    pub fn new(limit: usize) -> LineSplitter {
-        LineSplitter {
-            buf: Vec::new(),
-            limit,
-            dropped: 0,
-        }
+/// One whole message a front-end framed itself, under the same limit as a captured line.
+pub fn message_line(message: &[u8]) -> Line<'_> {
+    if message.len() > MAX_CAPTURE_LINE {
+        return Line::TooLong {
+            len: message.len(),
+            head: &message[..TOO_LONG_HEAD],
+            terminated: true,
+        };
     }
-
-    /// Feeds bytes; calls `emit` for every line they complete.
-    pub fn push(&mut self, mut bytes: &[u8], mut emit: impl FnMut(Piece<'_>)) {
-        while !bytes.is_empty() {
-            match delimiter::newline(bytes) {
-                Some(i) => {
-                    self.take(&bytes[..i]);
-                    self.emit_line(&mut emit);
-                    bytes = &bytes[i + 1..];
-                }
-                None => {
-                    self.take(bytes);
-                    bytes = &[];
-                }
-            }
-        }
-    }
-
-    /// Flushes a trailing line that never got its newline.
-    pub fn finish(&mut self, mut emit: impl FnMut(Piece<'_>)) {
-        if !self.buf.is_empty() || self.dropped > 0 {
-            self.emit_line(&mut emit);
-        }
-    }
-
-    fn take(&mut self, part: &[u8]) {
-        let room = self.limit.saturating_sub(self.buf.len());
-        let keep = part.len().min(room);
-        self.buf.extend_from_slice(&part[..keep]);
-        self.dropped += part.len() - keep;
-    }
-
-    fn emit_line(&mut self, emit: &mut impl FnMut(Piece<'_>)) {
-        if self.buf.last() == Some(&b'\r') && self.dropped == 0 {
-            self.buf.pop();
-        }
-        if self.dropped > 0 {
-            let total = self.buf.len() + self.dropped;
-            let head = &self.buf[..self.buf.len().min(TOO_LONG_HEAD)];
-            emit(Piece::TooLong { head, total });
-        } else {
-            emit(Piece::Line(&self.buf));
-        }
-        self.buf.clear();
-        self.dropped = 0;
+    Line::Whole {
+        bytes: message,
+        terminated: true,
     }
 }
 
@@ -132,11 +86,15 @@ impl Capture {
         std::mem::take(&mut self.warnings)
     }
 
-    /// The entry for one piece of one direction, or `None` for a blank line.
-    pub fn piece(&mut self, t: u64, dir: Dir, piece: Piece<'_>) -> Option<Entry> {
-        match piece {
-            Piece::Line(bytes) => self.line(t, dir, bytes),
-            Piece::TooLong { head, total } => {
+    /// The entry for one line of one direction, or `None` for a blank line.
+    ///
+    /// An over-limit line is recorded as a raw entry holding its (redacted) head and its length.
+    pub fn piece(&mut self, t: u64, dir: Dir, line: Line<'_>) -> Option<Entry> {
+        match line {
+            Line::Whole { bytes, .. } => self.line(t, dir, bytes),
+            Line::TooLong {
+                len: total, head, ..
+            } => {
                 self.warnings.push(format!(
                     "mcp-cassette: a {total}-byte line ({dir}) exceeds the {} MiB capture limit; it was forwarded untouched and recorded as a raw entry holding its first {} bytes",
                     MAX_CAPTURE_LINE / (1024 * 1024),
@@ -167,7 +125,7 @@ impl Capture {
             }
         };
         match jsonrpc::classify(&text) {
-            Line::Frame(frame) => {
+            jsonrpc::Line::Frame(frame) => {
                 self.observe(dir, &frame);
                 let frame = match &self.redactor {
                     Some(r) => match r.redact_frame(&frame) {
@@ -181,7 +139,7 @@ impl Capture {
                 };
                 Some(Entry::new_frame(t, dir, frame))
             }
-            Line::Raw(line) => {
+            jsonrpc::Line::Raw(line) => {
                 let data = self.redact_raw(&line);
                 Some(Entry::new_raw(t, dir, data))
             }
@@ -231,41 +189,20 @@ impl Capture {
 mod tests {
     use super::*;
 
-    fn lines(limit: usize, chunks: &[&[u8]]) -> Vec<String> {
-        let mut s = LineSplitter::new(limit);
-        let mut out = Vec::new();
-        let mut emit = |p: Piece<'_>| {
-            out.push(match p {
-                Piece::Line(l) => String::from_utf8_lossy(l).into_owned(),
-                Piece::TooLong { head, total } => {
-                    format!("{}..({total})", String::from_utf8_lossy(head))
-                }
-            })
-        };
-        for c in chunks {
-            s.push(c, &mut emit);
-        }
-        s.finish(&mut emit);
-        out
-    }
-
     #[test]
-    fn splitting_is_chunking_invariant() {
-        let whole: &[u8] = b"ab\r\ncd\n\nef";
-        let expect = vec!["ab", "cd", "", "ef"];
-        assert_eq!(lines(100, &[whole]), expect);
-        for cut in 0..whole.len() {
-            assert_eq!(
-                lines(100, &[&whole[..cut], &whole[cut..]]),
-                expect,
-                "cut {cut}"
-            );
-        }
-    }
-
-    #[test]
-    fn long_lines_bounded() {
-        assert_eq!(lines(4, &[b"abcdefgh\nxy\n"]), vec!["abcd..(8)", "xy"]);
+    fn an_over_long_line_keeps_its_head_and_length() {
+        let mut lines = line_buffer();
+        let mut capture = Capture::new(None);
+        let mut entries = Vec::new();
+        let mut long = vec![b'x'; MAX_CAPTURE_LINE + 10];
+        long.extend_from_slice(b"\r\n{}\n");
+        lines.feed(&long, |l| entries.extend(capture.piece(0, Dir::S2c, l)));
+        assert_eq!(entries.len(), 2);
+        let text = entries[0].to_line();
+        assert!(text.contains(&format!("\"truncatedFrom\":{}", MAX_CAPTURE_LINE + 11)));
+        assert!(text.contains(&"x".repeat(TOO_LONG_HEAD)));
+        assert!(!text.contains(&"x".repeat(TOO_LONG_HEAD + 1)));
+        assert_eq!(capture.take_warnings().len(), 1);
     }
 
     #[test]

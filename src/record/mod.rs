@@ -1,8 +1,11 @@
 //! Recording: a proxy between an MCP client and a real server that forwards bytes untouched and
-//! writes a redacted transcript beside them.
+//! writes a redacted transcript beside them. `recorder` is the transport-neutral core (capture,
+//! era decision, sink, deferred header, append); `stdio` is a front-end that moves bytes and
+//! hands the recorder copies.
 
 pub mod append;
 pub mod capture;
+pub mod recorder;
 pub mod sink;
 pub mod stdio;
 

@@ -7,91 +7,31 @@
 //! read. A line that is not a JSON-RPC message is answered with a JSON-RPC error (id `null` unless
 //! its id was legible) and a stderr note, and serving goes on.
 
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 
 use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
 use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
-use crate::json::delimiter;
+use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::LISTEN_METHOD;
 
 /// Longest client line accepted whole (a request may carry a large argument).
 pub const MAX_LINE: usize = 256 * 1024 * 1024;
 const PREFIX: &str = "mcp-cassette replay: ";
 
-/// What one bounded read found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineRead {
-    /// A line is in the buffer (terminator and a trailing `\r` removed).
-    Line,
-    /// A line longer than the limit was skipped; its length in bytes.
-    TooLong(usize),
-    /// End of input.
-    Eof,
-}
-
-/// Reads one LF-terminated line into `buf` without holding more than `limit` bytes of it.
-pub fn read_bounded(
-    input: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    limit: usize,
-) -> io::Result<LineRead> {
-    buf.clear();
-    let mut skipped = 0usize;
-    let mut any = false;
-    loop {
-        let available = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            break;
-        }
-        any = true;
-        let (take, done) = match delimiter::newline(available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        if skipped > 0 || buf.len() + take > limit + 1 {
-            skipped += take + buf.len();
-            buf.clear();
-        } else {
-            buf.extend_from_slice(&available[..take]);
-        }
-        input.consume(take);
-        if done {
-            break;
-        }
-    }
-    if !any {
-        return Ok(LineRead::Eof);
-    }
-    if skipped > 0 {
-        return Ok(LineRead::TooLong(skipped));
-    }
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-    }
-    if buf.last() == Some(&b'\r') {
-        buf.pop();
-    }
-    Ok(LineRead::Line)
-}
-
 /// Serves `session` over `input`/`output` until the input ends or the client stops reading.
 /// Diagnostics go to `diag`. `passthrough` is required for `--on-miss passthrough`.
 pub fn serve(
     session: &mut Session,
-    input: impl Read,
+    mut input: impl Read,
     output: impl Write,
     diag: &mut dyn Write,
     mut passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
-    let mut input = BufReader::with_capacity(1 << 16, input);
+    // A line is handled where it lies in the buffer it was read into: no copy on the way.
+    let mut lines = LineBuffer::new(MAX_LINE, OverLimit::Skip { keep: 0 });
     let mut out = BufWriter::with_capacity(1 << 16, output);
-    let mut buf = Vec::with_capacity(1 << 12);
     let mut line_no = 0u64;
     if session.server_requests() > 0 {
         note(
@@ -110,63 +50,46 @@ pub fn serve(
         return Ok(());
     }
     loop {
-        line_no += 1;
-        let available = loop {
-            match input.fill_buf() {
-                Ok(b) => break b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+        let Some(found) = lines.advance() else {
+            if lines.is_finished() {
+                break;
             }
+            // Nothing more is waiting: what was answered goes out before the read blocks.
+            if !lines.has_buffered() && out.flush().is_err() {
+                break;
+            }
+            lines.fill_from(&mut input)?;
+            continue;
         };
-        let written = match delimiter::newline(available) {
-            // The common case: the whole line is in the buffer already, and is handled there.
-            Some(end) => {
-                let line = &available[..end];
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                let written = handle_bytes(
-                    session,
-                    line,
-                    line_no,
-                    &mut out,
+        line_no += 1;
+        let written = match lines.get(found) {
+            Line::Whole { bytes, .. } => handle_bytes(
+                session,
+                bytes,
+                line_no,
+                &mut out,
+                diag,
+                passthrough.as_deref_mut(),
+            ),
+            Line::TooLong {
+                len, terminated, ..
+            } => {
+                // Counted with its newline, as the limit's message has always said.
+                let n = len + usize::from(terminated);
+                note(
                     diag,
-                    passthrough.as_deref_mut(),
+                    &format!(
+                        "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
+                    ),
                 );
-                input.consume(end + 1);
-                written
+                let answer = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32600,\"message\":\"mcp-cassette replay: invalid request: a line of {n} bytes is over the {MAX_LINE}-byte limit\"}}}}"
+                );
+                write_all(&mut out, &[Outbound::Owned(answer)])
             }
-            None => match read_bounded(&mut input, &mut buf, MAX_LINE)? {
-                LineRead::Eof => break,
-                LineRead::TooLong(n) => {
-                    note(
-                        diag,
-                        &format!(
-                            "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
-                        ),
-                    );
-                    let answer = format!(
-                        "{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{{\"code\":-32600,\"message\":\"mcp-cassette replay: invalid request: a line of {n} bytes is over the {MAX_LINE}-byte limit\"}}}}"
-                    );
-                    write_all(&mut out, &[Outbound::Owned(answer)])
-                }
-                LineRead::Line => handle_bytes(
-                    session,
-                    &buf,
-                    line_no,
-                    &mut out,
-                    diag,
-                    passthrough.as_deref_mut(),
-                ),
-            },
         };
         // The client stopped reading: nothing more can reach it.
         if written.is_err() {
-            break;
-        }
-        // One huge request must not keep its buffer for the rest of the session.
-        if buf.capacity() > 1 << 20 {
-            buf = Vec::with_capacity(1 << 12);
-        }
-        if input.buffer().is_empty() && out.flush().is_err() {
             break;
         }
     }
@@ -318,34 +241,5 @@ pub fn report(session: &Session, passthrough: Option<&Passthrough>, diag: &mut d
         .map(|(p, path)| (p.appended, p.failures, path));
     for line in session.summary(forwarded) {
         note(diag, &line);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bounded_lines() {
-        let mut input = BufReader::with_capacity(4, &b"ab\r\ncdefghij\nk"[..]);
-        let mut buf = Vec::new();
-        assert_eq!(
-            read_bounded(&mut input, &mut buf, 5).unwrap(),
-            LineRead::Line
-        );
-        assert_eq!(buf, b"ab");
-        assert_eq!(
-            read_bounded(&mut input, &mut buf, 5).unwrap(),
-            LineRead::TooLong(9)
-        );
-        assert_eq!(
-            read_bounded(&mut input, &mut buf, 5).unwrap(),
-            LineRead::Line
-        );
-        assert_eq!(buf, b"k");
-        assert_eq!(
-            read_bounded(&mut input, &mut buf, 5).unwrap(),
-            LineRead::Eof
-        );
     }
 }

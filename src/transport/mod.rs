@@ -3,4 +3,5 @@
 
 pub mod child;
 pub mod command_line;
+pub mod line;
 pub mod stdio;

@@ -2,10 +2,13 @@
 //!
 //! Three things set this apart from a plain `Command::spawn`:
 //!
-//! * **Bounded lines.** Stdout is read on its own task into lines of at most
+//! * **Bounded lines, bounded queue.** Stdout is read on its own task into lines of at most
 //!   [`StdioOptions::max_line`] bytes (64 MiB by default: a 20 MB `tools/list` is fine, an
-//!   endless line is not). A longer line is dropped as it streams in and reported by size, so
-//!   memory stays bounded whatever the server prints.
+//!   endless line is not). A longer line is dropped as it streams in and reported by size. The
+//!   lines read ahead of the consumer hold at most [`StdioOptions::queue_bytes`] (16 MiB by
+//!   default; one line is always let through, however long): past that the task stops reading
+//!   and the server blocks on its full pipe until lines are taken. So memory stays bounded
+//!   whatever the server prints, however fast (docs/check.md states the bound).
 //! * **Prompt death notice.** When stdout closes, the next read does not wait out a request
 //!   timeout: it reaps the child (for at most a second), and reports its exit status with the
 //!   tail of its stderr.
@@ -25,16 +28,20 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use super::child::{Signal, send_signal};
-use crate::json::delimiter;
+use super::line::fill_from;
+use crate::line::{Line, LineBuffer, OverLimit};
 
 /// Default bound on one stdout line.
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// Default bound on the bytes of stdout lines read ahead of the consumer.
+pub const QUEUE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Default amount of stderr kept for error messages.
 pub const STDERR_TAIL: usize = 4 * 1024;
@@ -47,14 +54,20 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 const REAP_WAIT: Duration = Duration::from_secs(1);
 /// How long the stderr pump gets to drain once the server is gone.
 const STDERR_DRAIN: Duration = Duration::from_millis(250);
-/// Stdout lines buffered ahead of the reader.
+/// Stdout lines buffered ahead of the reader, at most, however short.
 const LINE_QUEUE: usize = 4096;
+/// What a queued line costs beyond its bytes (its slot and allocation), so that a flood of
+/// empty lines is bounded by the byte budget too.
+const LINE_OVERHEAD: usize = 64;
 
 /// Knobs of [`StdioTransport::spawn`].
 #[derive(Debug, Clone)]
 pub struct StdioOptions {
     /// Longest stdout line accepted, in bytes (without its newline).
     pub max_line: usize,
+    /// Bytes of stdout lines held ahead of the consumer before reading pauses (one line is
+    /// always let through, however long).
+    pub queue_bytes: usize,
     /// Bytes of stderr kept for [`Exit::stderr_tail`].
     pub stderr_tail: usize,
     /// Copy the child's stderr to ours as it arrives.
@@ -65,6 +78,7 @@ impl Default for StdioOptions {
     fn default() -> Self {
         Self {
             max_line: MAX_LINE,
+            queue_bytes: QUEUE_BYTES,
             stderr_tail: STDERR_TAIL,
             echo_stderr: true,
         }
@@ -150,7 +164,8 @@ pub enum StdioError {
 }
 
 enum Event {
-    Line(Vec<u8>),
+    /// A line, with its share of the queue's byte budget (given back when it is taken).
+    Line(Vec<u8>, OwnedSemaphorePermit),
     TooLong(usize),
     Failed(std::io::Error),
     Closed,
@@ -196,6 +211,9 @@ pub struct StdioTransport {
     stderr_task: Option<JoinHandle<()>>,
     tail: Arc<Mutex<Tail>>,
     exit: Option<Exit>,
+    /// The queue's byte budget, and what of it is free (the reading task has its own handle).
+    #[cfg(test)]
+    queue: Queue,
 }
 
 impl StdioTransport {
@@ -216,8 +234,11 @@ impl StdioTransport {
             })?;
         let stdin = child.stdin.take();
         let (sender, events) = mpsc::channel(LINE_QUEUE);
+        let queue = Queue::new(options.queue_bytes);
         let stdout_task = match child.stdout.take() {
-            Some(stdout) => tokio::spawn(read_lines(stdout, options.max_line, sender)),
+            Some(stdout) => {
+                tokio::spawn(read_lines(stdout, options.max_line, queue.clone(), sender))
+            }
             None => tokio::spawn(async move {
                 let _ = sender.send(Event::Closed).await;
             }),
@@ -238,7 +259,15 @@ impl StdioTransport {
             stderr_task,
             tail,
             exit: None,
+            #[cfg(test)]
+            queue,
         })
+    }
+
+    /// Bytes of stdout lines queued and not yet taken (with their overhead).
+    #[cfg(test)]
+    fn queued_bytes(&self) -> usize {
+        self.queue.total - self.queue.free.available_permits()
     }
 
     /// The child's process id, while it has one.
@@ -282,7 +311,8 @@ impl StdioTransport {
             return Err(StdioError::Exited(exit.clone()));
         }
         match self.events.recv().await {
-            Some(Event::Line(bytes)) => Ok(Received::Line(bytes)),
+            // The permit goes back as the line leaves the queue.
+            Some(Event::Line(bytes, _permit)) => Ok(Received::Line(bytes)),
             Some(Event::TooLong(bytes)) => Ok(Received::TooLong { bytes }),
             Some(Event::Failed(err)) => Err(StdioError::Read(err)),
             Some(Event::Closed) | None => Err(StdioError::Exited(self.reap().await)),
@@ -370,63 +400,73 @@ async fn write_line(stdin: &mut ChildStdin, line: &str) -> std::io::Result<()> {
     stdin.flush().await
 }
 
-/// Splits stdout into lines of at most `max` bytes and queues them. An over-long line is
-/// dropped as it streams in (memory stays at `max`) and reported with its length.
-async fn read_lines(stdout: impl AsyncRead + Unpin, max: usize, sender: mpsc::Sender<Event>) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut line: Vec<u8> = Vec::new();
-    // Bytes of the current line when it has outgrown `max` (then `line` stays empty).
-    let mut oversized: Option<usize> = None;
-    loop {
-        let chunk = match reader.fill_buf().await {
-            Ok(chunk) => chunk,
-            Err(err) => {
-                let _ = sender.send(Event::Failed(err)).await;
-                return;
-            }
-        };
-        if chunk.is_empty() {
-            let last = finish_line(&mut line, &mut oversized);
-            if let Some(event) =
-                last.filter(|event| !matches!(event, Event::Line(l) if l.is_empty()))
-            {
-                let _ = sender.send(event).await;
-            }
-            let _ = sender.send(Event::Closed).await;
-            return;
+/// The byte budget of the stdout queue: a permit per byte, taken by the reading task for each
+/// line it queues and given back when the consumer takes the line.
+#[derive(Clone)]
+struct Queue {
+    total: usize,
+    free: Arc<Semaphore>,
+}
+
+impl Queue {
+    fn new(bytes: usize) -> Queue {
+        let total = bytes.clamp(1, u32::MAX as usize);
+        Queue {
+            total,
+            free: Arc::new(Semaphore::new(total)),
         }
-        let (take, complete) = match delimiter::newline(chunk) {
-            Some(newline) => (newline, true),
-            None => (chunk.len(), false),
-        };
-        match oversized.as_mut() {
-            Some(total) => *total += take,
-            None if line.len() + take > max => {
-                oversized = Some(line.len() + take);
-                line = Vec::new();
-            }
-            None => line.extend_from_slice(&chunk[..take]),
-        }
-        reader.consume(if complete { take + 1 } else { take });
-        if complete {
-            if let Some(event) = finish_line(&mut line, &mut oversized) {
-                if sender.send(event).await.is_err() {
-                    return;
-                }
-            }
-        }
+    }
+
+    /// Waits until a line of `len` bytes fits; a line larger than the whole budget waits for
+    /// an empty queue. `None` once the transport is gone.
+    async fn admit(&self, len: usize) -> Option<OwnedSemaphorePermit> {
+        let cost = len.saturating_add(LINE_OVERHEAD).min(self.total);
+        let cost = u32::try_from(cost).unwrap_or(u32::MAX);
+        Arc::clone(&self.free).acquire_many_owned(cost).await.ok()
     }
 }
 
-fn finish_line(line: &mut Vec<u8>, oversized: &mut Option<usize>) -> Option<Event> {
-    if let Some(bytes) = oversized.take() {
-        return Some(Event::TooLong(bytes));
+/// Splits stdout into lines of at most `max` bytes and queues them within the byte budget,
+/// reading no further while the queue is full. An over-long line is dropped as it streams in
+/// and reported with its length.
+async fn read_lines(
+    mut stdout: impl AsyncRead + Unpin,
+    max: usize,
+    queue: Queue,
+    sender: mpsc::Sender<Event>,
+) {
+    let mut lines = LineBuffer::new(max, OverLimit::Skip { keep: 0 });
+    loop {
+        let event = match lines.advance().map(|found| lines.get(found)) {
+            // A last line that is empty (a lone `\r` before the end) is no line.
+            Some(Line::Whole {
+                bytes: [],
+                terminated: false,
+            }) => continue,
+            Some(Line::Whole { bytes, .. }) => {
+                let line = bytes.to_vec();
+                let Some(permit) = queue.admit(line.len()).await else {
+                    return;
+                };
+                Event::Line(line, permit)
+            }
+            Some(Line::TooLong { len, .. }) => Event::TooLong(len),
+            None if lines.is_finished() => {
+                let _ = sender.send(Event::Closed).await;
+                return;
+            }
+            None => match fill_from(&mut lines, &mut stdout).await {
+                Ok(_) => continue,
+                Err(err) => {
+                    let _ = sender.send(Event::Failed(err)).await;
+                    return;
+                }
+            },
+        };
+        if sender.send(event).await.is_err() {
+            return;
+        }
     }
-    let mut done = std::mem::take(line);
-    if done.last() == Some(&b'\r') {
-        done.pop();
-    }
-    Some(Event::Line(done))
 }
 
 /// Copies the child's stderr to ours as it arrives and keeps its tail.
@@ -510,6 +550,38 @@ mod tests {
                 t.next_line().await.unwrap(),
                 Received::Line(b"after".to_vec())
             );
+            assert!(matches!(t.next_line().await, Err(StdioError::Exited(_))));
+        });
+    }
+
+    #[test]
+    fn the_queue_is_bounded_in_bytes_and_loses_nothing() {
+        runtime().block_on(async {
+            let budget = 64 * 1024;
+            let options = StdioOptions {
+                queue_bytes: budget,
+                ..quiet()
+            };
+            // About 1.3 MB of short lines, twenty times the budget, written as fast as it can.
+            let mut t = StdioTransport::spawn(&sh("seq 1 200000"), &options).unwrap();
+            // The reader fills the queue up to its budget, then waits for the consumer.
+            let full = budget - (LINE_OVERHEAD + 8);
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while t.queued_bytes() < full && std::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            for _ in 0..10 {
+                assert!(t.queued_bytes() <= budget, "{}", t.queued_bytes());
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert!(t.queued_bytes() >= full, "{}", t.queued_bytes());
+            for n in 1..=200_000_u32 {
+                assert_eq!(
+                    t.next_line().await.unwrap(),
+                    Received::Line(n.to_string().into_bytes())
+                );
+                assert!(t.queued_bytes() <= budget);
+            }
             assert!(matches!(t.next_line().await, Err(StdioError::Exited(_))));
         });
     }

@@ -34,6 +34,8 @@ struct Run {
     stdout: String,
     stderr: String,
     elapsed: Duration,
+    /// The process's peak resident memory, in KiB, as the kernel counted it.
+    peak_kib: u64,
 }
 
 impl Run {
@@ -56,6 +58,10 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
     }
     command.envs(env.iter().copied());
     let started = Instant::now();
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by `try_reap` (wait4), which also reads its peak memory"
+    )]
     let mut child = command.spawn().expect("mcp-cassette starts");
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
@@ -69,9 +75,9 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
         let _ = stderr.read_to_string(&mut text);
         text
     });
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
+    let (code, peak_kib) = loop {
+        if let Some(reaped) = try_reap(&child) {
+            break reaped;
         }
         if started.elapsed() > DEADLINE {
             let _ = child.kill();
@@ -80,11 +86,39 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
         thread::sleep(Duration::from_millis(5));
     };
     Run {
-        code: status.code(),
+        code,
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
         elapsed: started.elapsed(),
+        peak_kib,
     }
+}
+
+/// The exit code (`None` when killed by a signal) and peak resident memory (KiB) of `child`,
+/// once it has exited. `wait4` reports the peak of that one child, whatever else the test
+/// process runs, and is read at the moment the child is reaped, so it cannot miss a late peak.
+#[expect(
+    unsafe_code,
+    reason = "wait4 is the one call that reports a single child's peak memory"
+)]
+fn try_reap(child: &std::process::Child) -> Option<(Option<i32>, u64)> {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid fits");
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain integers, for which all zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals, valid for writes; `pid` is our child, which
+    // nothing else in this process waits for.
+    let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+    if reaped != pid {
+        assert!(
+            reaped == 0,
+            "wait4 failed: {}",
+            std::io::Error::last_os_error()
+        );
+        return None;
+    }
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    Some((code, u64::try_from(usage.ru_maxrss).unwrap_or(0)))
 }
 
 /// The `--stdio` string that runs a fixture mode.
@@ -482,6 +516,34 @@ fn silence_garbage_and_wrong_ids_time_out_with_a_reason() {
     assert!(run.stderr.contains(
         "timeout after 300ms waiting for \"initialize\"; meanwhile the server sent 1 line(s) that are not JSON-RPC"
     ));
+}
+
+#[test]
+fn a_flooding_server_costs_bounded_memory() {
+    // Each flood lasts until the request times out, then the server is stopped.
+    let env = [("MCP_CASSETTE_TIMEOUT_MS", "2000")];
+    let legacy = ["--era", "legacy"];
+    let base = check("silent", &legacy, &env);
+    assert_eq!(base.code, Some(2), "{}", base.stderr);
+    const MIB: u64 = 1024;
+    // docs/check.md: at most 16 MiB of lines queued ahead of the client, plus the line being
+    // read (64 MiB at most) and the one being handled.
+    for (mode, bound) in [("flood", 40 * MIB), ("flood-endless", 64 * MIB + 24 * MIB)] {
+        let run = check(mode, &legacy, &env);
+        assert_eq!(run.code, Some(2), "{mode}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("timeout after 2000ms waiting for \"initialize\""),
+            "{mode}: {}",
+            run.stderr
+        );
+        assert!(
+            run.peak_kib <= base.peak_kib + bound,
+            "{mode}: peak {} KiB, a silent server's {} KiB",
+            run.peak_kib,
+            base.peak_kib
+        );
+    }
 }
 
 #[test]

@@ -101,6 +101,33 @@ fn write_update_and_refuse() {
 }
 
 #[test]
+fn a_failed_write_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // A non-empty directory where the snapshot goes: the rename into place fails, after the
+    // temporary file beside it was written in full.
+    let taken = dir.path().join("mcp-contract.snapshot.json");
+    std::fs::create_dir(&taken).unwrap();
+    std::fs::write(taken.join("keep"), "x").unwrap();
+    let o = snapshot(dir.path(), &["--update", "--stdio", &tiny()], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("\nsnapshot failed: failed to write mcp-contract.snapshot.json: "),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        ["mcp-contract.snapshot.json"],
+        "no temporary file left"
+    );
+    assert!(taken.join("keep").is_file());
+}
+
+#[test]
 fn check_unchanged_and_every_tier() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(

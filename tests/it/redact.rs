@@ -216,6 +216,29 @@ fn bad_input_fails_cleanly_and_leaves_nothing() {
 }
 
 #[test]
+fn a_failed_rename_leaves_no_temporary_file() {
+    let dir = TempDir::new().unwrap();
+    let input = write(&dir, "in.jsonl", &secret_cassette());
+    // A non-empty directory at -o: everything is written beside it, and the rename fails.
+    let target = dir.path().join("out.jsonl");
+    fs::create_dir(&target).unwrap();
+    fs::write(target.join("keep"), "x").unwrap();
+    let out = redact(&[p(&input), "-o", p(&target)]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with(&format!("redact failed: failed to write {}: ", p(&target))),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file left"
+    );
+    assert!(target.join("keep").is_file());
+}
+
+#[test]
 fn a_megabyte_string_is_just_a_string() {
     let dir = TempDir::new().unwrap();
     let big = format!("{}{AWS}", "word ".repeat(200_000));

@@ -1,0 +1,432 @@
+//! The transport-neutral half of recording: what happens to the copies a front-end hands over.
+//!
+//! A front-end (the stdio proxy today; an HTTP one beside it) moves bytes between client and
+//! server untouched and gives the [`Recorder`] a copy of what crossed, through a [`Tap`]. The
+//! recorder does everything else on its own thread: line framing, frame/raw classification,
+//! redaction, the passive era decision, the sink (streamed behind a deferred header for
+//! `--mode once`/`all`, held for `--mode append`) and, at the end, the append. Forwarding never
+//! waits for any of it while the capture keeps up (see [`Tap::bytes`]), which is what keeps a
+//! recording proxy's cost close to that of the pipes themselves.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::cassette::{Dir, Entry, Header};
+use crate::protocol::Era;
+use crate::record::append::{self, AppendRefusal, AppendTarget};
+use crate::record::capture::{self, Capture};
+use crate::record::sink::StreamSink;
+use crate::redact::Redactor;
+use crate::transport::child;
+
+/// Where the session goes.
+#[derive(Debug)]
+pub enum Target {
+    /// A file opened for streaming (once/all): created or truncated by the caller's rules.
+    Stream { path: PathBuf, create_new: bool },
+    /// Held in memory and appended at the end.
+    Append(AppendTarget),
+}
+
+/// A recording to make, whatever the transport.
+#[derive(Debug)]
+pub struct Recording {
+    pub header: Header,
+    pub redactor: Option<Redactor>,
+    pub target: Target,
+    pub started: time::OffsetDateTime,
+}
+
+/// What went wrong, for the command to print.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("record: failed to start server command: {0}")]
+    Spawn(#[source] io::Error),
+    #[error("record: failed to write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Append(#[from] AppendRefusal),
+    #[error("record: {0}")]
+    Runtime(#[source] io::Error),
+}
+
+/// What the recorder made of the session.
+#[derive(Debug)]
+pub struct Summary {
+    /// Entries written (or appended).
+    pub entries: usize,
+    pub secrets: usize,
+    pub era: Option<Era>,
+}
+
+enum Msg {
+    /// Part of a byte stream, split into lines on the capture thread.
+    Data(Dir, u64, Vec<u8>),
+    /// One whole message, framed by the front-end.
+    Message(Dir, u64, Vec<u8>),
+    Eof(Dir),
+    Finish,
+}
+
+enum Sink {
+    Stream(Box<StreamSink>),
+    Memory(Vec<Entry>),
+}
+
+/// The recorder of one session: its capture thread, and what the end of the session needs.
+pub struct Recorder {
+    tap: Tap,
+    thread: thread::JoinHandle<io::Result<Captured>>,
+    header: Header,
+    target: Target,
+    started: time::OffsetDateTime,
+}
+
+impl Recorder {
+    /// Opens the target (a stream file is created or truncated now) and starts the capture
+    /// thread; the session's clock starts here.
+    pub fn start(rec: Recording) -> Result<Recorder, RecordError> {
+        let sink = match &rec.target {
+            Target::Stream { path, create_new } => {
+                let opened = if *create_new {
+                    OpenOptions::new().write(true).create_new(true).open(path)
+                } else {
+                    File::create(path)
+                };
+                let file = opened.map_err(|source| RecordError::Write {
+                    path: path.display().to_string(),
+                    source,
+                })?;
+                Sink::Stream(Box::new(StreamSink::new(file, rec.header.clone())))
+            }
+            Target::Append(_) => Sink::Memory(Vec::new()),
+        };
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let tap = Tap {
+            tx,
+            backlog: Arc::new(Backlog::default()),
+            clock: Instant::now(),
+        };
+        let capture = Capture::new(rec.redactor);
+        let backlog = Arc::clone(&tap.backlog);
+        let thread = thread::spawn(move || {
+            let _closed = BacklogClosed(&backlog);
+            // Capture should not take a CPU from the forwarders, the client or the server when
+            // they wake: it trails behind (its queue is the buffer) rather than delay a message.
+            child::make_current_thread_batch();
+            capture_loop(rx, capture, sink, &backlog)
+        });
+        Ok(Recorder {
+            tap,
+            thread,
+            header: rec.header,
+            target: rec.target,
+            started: rec.started,
+        })
+    }
+
+    /// A handle for a forwarding thread.
+    pub fn tap(&self) -> Tap {
+        self.tap.clone()
+    }
+
+    /// Ends the session: captures what is still queued, then finishes the file (the deferred
+    /// header, a sync) or appends the session to it.
+    pub fn finish(self) -> Result<Summary, RecordError> {
+        self.tap.send(Msg::Finish);
+        let captured = self
+            .thread
+            .join()
+            .map_err(|_| RecordError::Runtime(io::Error::other("the capture thread failed")))?;
+        let captured = captured.map_err(|source| RecordError::Write {
+            path: target_path(&self.target),
+            source,
+        })?;
+        let entries = match (self.target, captured.entries) {
+            (Target::Append(target), Some(entries)) => append::commit(
+                target,
+                append::Session {
+                    header: self.header,
+                    entries,
+                    saw_initialize: captured.saw_initialize,
+                    era: captured.era,
+                    started: self.started,
+                },
+            )?,
+            _ => captured.count,
+        };
+        Ok(Summary {
+            entries,
+            secrets: captured.secrets,
+            era: captured.era,
+        })
+    }
+}
+
+fn target_path(target: &Target) -> String {
+    match target {
+        Target::Stream { path, .. } => path.display().to_string(),
+        Target::Append(_) => "the cassette".to_owned(),
+    }
+}
+
+/// Bytes handed to the capture thread and not yet taken in. Forwarding never waits for capture
+/// while this stays under [`CAPTURE_BUDGET`]; above it (a flood the disk or the redactor cannot
+/// keep up with) the forwarders pause, so the recorder's memory stays bounded whatever the
+/// session.
+#[derive(Default)]
+struct Backlog {
+    bytes: AtomicUsize,
+    /// The capture thread has ended: nobody will take the backlog in any more.
+    closed: AtomicBool,
+}
+
+/// Marks the backlog closed when the capture thread ends, however it ends.
+struct BacklogClosed<'a>(&'a Backlog);
+
+impl Drop for BacklogClosed<'_> {
+    fn drop(&mut self) {
+        self.0.closed.store(true, Ordering::Release);
+    }
+}
+
+/// Capture backlog above which the forwarders wait for the capture thread.
+const CAPTURE_BUDGET: usize = 4 * 1024 * 1024;
+
+/// What a front-end hands the recorder: copies of the bytes that crossed, stamped with the
+/// session's clock. Cheap to clone, one per forwarding thread.
+#[derive(Clone)]
+pub struct Tap {
+    tx: mpsc::Sender<Msg>,
+    backlog: Arc<Backlog>,
+    clock: Instant,
+}
+
+impl Tap {
+    /// Queues a message; `false` when the capture thread is gone.
+    fn send(&self, msg: Msg) -> bool {
+        self.tx.send(msg).is_ok()
+    }
+
+    /// Hands the capture a copy of `bytes` of the byte stream going `dir` (split into lines
+    /// there), then waits while the backlog is over budget. `false` when the capture is gone.
+    ///
+    /// Call it before forwarding the bytes: an answer can only be read after its request was
+    /// forwarded, so the transcript then always holds a request ahead of the answer it caused.
+    pub fn bytes(&self, dir: Dir, bytes: &[u8]) -> bool {
+        let t = self.now();
+        self.queue_copy(bytes.len(), Msg::Data(dir, t, bytes.to_vec()))
+    }
+
+    /// Hands the capture a copy of one whole message that went `dir`, for a front-end that
+    /// frames messages itself (a request or response body, an event of a stream), with the
+    /// same ordering rule and waiting as [`Tap::bytes`].
+    pub fn message(&self, dir: Dir, message: &[u8]) -> bool {
+        let t = self.now();
+        self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec()))
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.elapsed().as_millis() as u64
+    }
+
+    /// Queues a copy of `len` bytes, then waits while the backlog is over budget.
+    fn queue_copy(&self, len: usize, msg: Msg) -> bool {
+        self.backlog.bytes.fetch_add(len, Ordering::AcqRel);
+        if !self.send(msg) {
+            return false;
+        }
+        while self.backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
+            && !self.backlog.closed.load(Ordering::Acquire)
+        {
+            thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// The byte stream going `dir` ended: a last line without its newline is captured.
+    pub fn end(&self, dir: Dir) {
+        self.send(Msg::Eof(dir));
+    }
+}
+
+/// How long the capture thread naps between batches while traffic flows. Bounds how far the
+/// transcript trails the wire (and how much the queue holds) during a burst.
+const CAPTURE_NAP: Duration = Duration::from_millis(20);
+
+struct Captured {
+    count: usize,
+    entries: Option<Vec<Entry>>,
+    secrets: usize,
+    era: Option<Era>,
+    saw_initialize: bool,
+}
+
+fn capture_loop(
+    rx: mpsc::Receiver<Msg>,
+    mut capture: Capture,
+    mut sink: Sink,
+    backlog: &Backlog,
+) -> io::Result<Captured> {
+    let mut c2s = capture::line_buffer();
+    let mut s2c = capture::line_buffer();
+    let mut count = 0usize;
+    let mut last_t = [0u64; 2];
+    let slot = |dir: Dir| usize::from(dir == Dir::S2c);
+    let mut failure: Option<io::Error> = None;
+    let mut msg = rx.recv().ok();
+    while let Some(current) = msg.take() {
+        let mut entries = Vec::new();
+        let finish = match current {
+            Msg::Data(dir, t, bytes) => {
+                last_t[slot(dir)] = t;
+                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                splitter.feed(&bytes, |line| entries.extend(capture.piece(t, dir, line)));
+                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::Message(dir, t, bytes) => {
+                last_t[slot(dir)] = t;
+                entries.extend(capture.piece(t, dir, capture::message_line(&bytes)));
+                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::Eof(dir) => {
+                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                let t = last_t[slot(dir)];
+                splitter.finish_with(|line| entries.extend(capture.piece(t, dir, line)));
+                false
+            }
+            Msg::Finish => true,
+        };
+        for warning in capture.take_warnings() {
+            eprintln!("{warning}");
+        }
+        for entry in entries {
+            count += 1;
+            match &mut sink {
+                Sink::Stream(s) if failure.is_none() => {
+                    if let Err(e) = s.push(&entry, capture.era()) {
+                        failure = Some(e);
+                    }
+                }
+                Sink::Stream(_) => {}
+                Sink::Memory(v) => v.push(entry),
+            }
+        }
+        if finish {
+            break;
+        }
+        msg = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(mpsc::TryRecvError::Empty) => {
+                // Caught up. Blocking in `recv` now would make every chunk the forwarders
+                // queue a wake-up of this thread, a context switch on the forwarding path of
+                // each message. While traffic flows, nap instead and take what piled up in
+                // one go; only after a quiet nap, flush to the OS and block.
+                thread::sleep(CAPTURE_NAP);
+                match rx.try_recv() {
+                    Ok(m) => Some(m),
+                    Err(mpsc::TryRecvError::Empty) => {
+                        if let (Sink::Stream(s), None) = (&mut sink, &failure) {
+                            if let Err(e) = s.flush() {
+                                failure = Some(e);
+                            }
+                        }
+                        rx.recv().ok()
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => None,
+                }
+            }
+            Err(mpsc::TryRecvError::Disconnected) => None,
+        };
+    }
+    // Lines still open when the pipes closed (a last line without its newline).
+    let mut tail = Vec::new();
+    c2s.finish_with(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
+    s2c.finish_with(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
+    let era = capture.era();
+    let entries = match sink {
+        Sink::Stream(mut s) => {
+            for entry in &tail {
+                count += 1;
+                if failure.is_none() {
+                    if let Err(e) = s.push(entry, era) {
+                        failure = Some(e);
+                    }
+                }
+            }
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            s.finish(era)?;
+            None
+        }
+        Sink::Memory(mut v) => {
+            v.extend(tail);
+            Some(v)
+        }
+    };
+    Ok(Captured {
+        count,
+        entries,
+        secrets: capture.secrets(),
+        era,
+        saw_initialize: capture.saw_initialize(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::{EntryKind, Reader, Transport};
+
+    #[test]
+    fn a_front_end_hands_copies_and_gets_a_cassette() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.cassette.jsonl");
+        let recorder = Recorder::start(Recording {
+            header: Header::new("test", "2026-01-01T00:00:00.000Z", Transport::Stdio),
+            redactor: None,
+            target: Target::Stream {
+                path: path.clone(),
+                create_new: true,
+            },
+            started: time::OffsetDateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let tap = recorder.tap();
+        // A stream cut mid-line, as a pipe delivers it; then a message framed by its front-end.
+        assert!(tap.bytes(Dir::C2s, br#"{"jsonrpc":"2.0","id":1,"meth"#));
+        assert!(tap.bytes(Dir::C2s, b"od\":\"initialize\",\"params\":{}}\n"));
+        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        tap.end(Dir::C2s);
+        let summary = recorder.finish().unwrap();
+        assert_eq!(summary.entries, 2);
+        assert_eq!(summary.era, Some(Era::Legacy));
+        let reader = Reader::open(&path).unwrap();
+        assert_eq!(reader.header().era(), Some(Era::Legacy));
+        let frames: Vec<String> = reader
+            .map(|e| match e.unwrap().kind {
+                EntryKind::Frame(f) => f.text().to_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            frames,
+            [
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+            ]
+        );
+    }
+}
