@@ -24,14 +24,24 @@ pub const MAX_DEPTH: usize = 512;
 /// `JSON.stringify(value, null, 2)`.
 pub fn pretty(value: &Value) -> String {
     let mut out = String::new();
-    write(value, &mut out, Some(0), 0);
+    write(value, &mut out, Some(0), 0, usize::MAX);
     out
 }
 
 /// `JSON.stringify(value)`.
 pub fn compact(value: &Value) -> String {
     let mut out = String::new();
-    write(value, &mut out, None, 0);
+    write(value, &mut out, None, 0, usize::MAX);
+    out
+}
+
+/// The start of `JSON.stringify(value)`: writing stops soon after the text passes `cap` bytes
+/// (a string member is cut to `cap` characters first), so showing the head of a 50 MB value
+/// never serialises all of it. Whatever it returns is a prefix of [`compact`]'s text, except
+/// that a cut string is closed with its quote.
+pub fn compact_head(value: &Value, cap: usize) -> String {
+    let mut out = String::new();
+    write(value, &mut out, None, 0, cap);
     out
 }
 
@@ -111,7 +121,10 @@ fn newline(out: &mut String, indent: Option<usize>) {
     }
 }
 
-fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
+fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize, cap: usize) {
+    if out.len() > cap {
+        return;
+    }
     if depth > MAX_DEPTH {
         out.push_str("null");
         return;
@@ -121,6 +134,10 @@ fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => number(n, out),
+        Value::String(s) if s.len() > cap => {
+            let head: String = s.chars().take(cap).collect();
+            write_str(&head, out);
+        }
         Value::String(s) => write_str(s, out),
         Value::Array(items) => {
             if items.is_empty() {
@@ -133,7 +150,10 @@ fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
                     out.push(',');
                 }
                 newline(out, inner);
-                write(item, out, inner, depth + 1);
+                write(item, out, inner, depth + 1, cap);
+                if out.len() > cap {
+                    return;
+                }
             }
             newline(out, indent);
             out.push(']');
@@ -154,7 +174,10 @@ fn write(value: &Value, out: &mut String, indent: Option<usize>, depth: usize) {
                 if indent.is_some() {
                     out.push(' ');
                 }
-                write(v, out, inner, depth + 1);
+                write(v, out, inner, depth + 1, cap);
+                if out.len() > cap {
+                    return;
+                }
             }
             newline(out, indent);
             out.push('}');
@@ -179,6 +202,23 @@ mod tests {
             compact(&v),
             r#"{"2":null,"10":"ten","b":[1,2.5,{}],"a":{"x":[]}}"#
         );
+    }
+
+    #[test]
+    fn the_head_is_a_prefix_of_the_whole() {
+        let v: Value = serde_json::from_str(
+            r#"{"b":[1.0,2.5,{"deep":[true,null,"text"]}],"a":{"x":[]},"10":"ten","2":null}"#,
+        )
+        .unwrap();
+        let whole = compact(&v);
+        for cap in 0..whole.len() + 2 {
+            let head = compact_head(&v, cap);
+            assert!(whole.starts_with(&head), "cap {cap}: {head}");
+            assert!(head.len() >= cap.min(whole.len()), "cap {cap}: {head}");
+        }
+        assert_eq!(compact_head(&v, usize::MAX), whole);
+        let long = Value::String("é".repeat(100));
+        assert_eq!(compact_head(&long, 3), "\"ééé\"");
     }
 
     #[test]

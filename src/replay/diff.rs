@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::json::js_number;
+use crate::json::stringify;
 
 /// One place where the two values differ.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,9 +106,7 @@ pub fn format_value(value: Option<&Value>, max: usize) -> String {
         Some(v) => {
             // Only the head is ever shown: a 50 MB argument is not serialised whole to show 60
             // characters of it.
-            let mut out = String::new();
-            write_js(v, &mut out, Some(max.saturating_mul(4) + 16));
-            out
+            stringify::compact_head(v, max.saturating_mul(4) + 16)
         }
     };
     let units = text.encode_utf16().count();
@@ -127,62 +125,6 @@ pub fn format_value(value: Option<&Value>, max: usize) -> String {
     }
     kept.push('…');
     kept
-}
-
-/// `JSON.stringify`: members in their order, numbers as JavaScript prints them.
-pub fn js_stringify(value: &Value) -> String {
-    let mut out = String::new();
-    write_js(value, &mut out, None);
-    out
-}
-
-/// Writes `value` as JSON; with a `cap`, stops soon after the text passes that many bytes.
-fn write_js(value: &Value, out: &mut String, cap: Option<usize>) {
-    if cap.is_some_and(|c| out.len() > c) {
-        return;
-    }
-    match value {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f.is_finite() => out.push_str(&js_number(f)),
-            _ => out.push_str(&n.to_string()),
-        },
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_js(item, out, cap);
-                if cap.is_some_and(|c| out.len() > c) {
-                    return;
-                }
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_js(v, out, cap);
-                if cap.is_some_and(|c| out.len() > c) {
-                    return;
-                }
-            }
-            out.push('}');
-        }
-        Value::String(s) => match cap {
-            Some(c) if s.len() > c => {
-                let head: String = s.chars().take(c).collect();
-                out.push_str(&Value::String(head).to_string());
-            }
-            _ => out.push_str(&Value::String(s.clone()).to_string()),
-        },
-        other => out.push_str(&other.to_string()),
-    }
 }
 
 /// Removes what a JSON Pointer (given as segments) names from `value`: an object member is

@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::json::{Node, Scanner, canonical, js_number};
+use crate::json::{Node, Scanner, canonical};
 
 /// Methods matched on their name alone: their params (client info, cursors) say nothing about
 /// which answer the client wants.
@@ -239,30 +239,6 @@ pub fn mrtr_part(params: Option<&Value>) -> Option<Value> {
 /// Whether a request is an MRTR retry (it carries either retry field).
 pub fn is_mrtr_retry(params: Option<&Value>) -> bool {
     matches!(params, Some(Value::Object(p)) if MRTR_FIELDS.iter().any(|k| p.contains_key(*k)))
-}
-
-/// JavaScript's `String(value)` for a member that may be absent: what the reference hashes a tool
-/// name with, so an absent name is `"undefined"`.
-pub fn js_string(value: Option<&Value>) -> String {
-    match value {
-        None => "undefined".to_owned(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) => "null".to_owned(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(f) => js_number(f),
-            None => n.to_string(),
-        },
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::Null => String::new(),
-                other => js_string(Some(other)),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Some(Value::Object(_)) => "[object Object]".to_owned(),
-    }
 }
 
 /// The display form of a fingerprint (NUL shown as `␀`), for messages.
@@ -492,12 +468,5 @@ mod tests {
             c["arguments"][&keys[0]] = json!("changed");
             proptest::prop_assert_ne!(fingerprint("tools/call", Some(&c)), fingerprint("tools/call", Some(&a)));
         }
-    }
-
-    #[test]
-    fn js_strings() {
-        assert_eq!(js_string(Some(&json!(1.0))), "1");
-        assert_eq!(js_string(Some(&json!([1, null, "a"]))), "1,,a");
-        assert_eq!(js_string(Some(&json!({}))), "[object Object]");
     }
 }

@@ -30,7 +30,7 @@ impl VolatileSet {
                 .filter(|l| l.iter().all(Value::is_string));
             let Some(list) = list else {
                 return Err(VolatileError::HeaderShape {
-                    got: super::diff::js_stringify(declared),
+                    got: crate::json::stringify::compact(declared),
                 });
             };
             specs.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)));
