@@ -23,6 +23,8 @@ pub struct Outcome {
     pub entries: usize,
     pub secrets: usize,
     pub era: Option<Era>,
+    /// The file at `-o` was kept: the server said nothing to replace it with.
+    pub kept_previous: bool,
 }
 
 /// Runs `argv` as the server and proxies to it until it exits; returns its exit code.
@@ -70,6 +72,7 @@ pub fn run(argv: &[String], rec: Recording) -> Result<Outcome, RecordError> {
         entries: summary.entries,
         secrets: summary.secrets,
         era: summary.era,
+        kept_previous: summary.kept_previous,
     })
 }
 

@@ -642,3 +642,31 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
         serde_json::from_str(&cassette(&["rules", "CAS-L001", "--json"], &[]).stdout).unwrap();
     assert!(one["doc"].as_str().unwrap().starts_with("**CAS-L001"));
 }
+
+/// A snapshot write that fails part way (a write past the file-size limit fails with EFBIG, as
+/// a full disk fails with ENOSPC) leaves the previous snapshot and no temporary file.
+#[test]
+fn a_snapshot_on_a_full_disk_leaves_no_temporary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("contract.json");
+    std::fs::write(&out, "previous\n").expect("write");
+    let target = fixture("tiny");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_mcp-cassette"))
+        .args(["snapshot", "--update", "--stdio", &target, "-f"])
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("snapshot runs");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("failed to write"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "previous\n");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["contract.json"]);
+}
