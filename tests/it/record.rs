@@ -1045,3 +1045,82 @@ fn a_flood_is_recorded_whole_while_capture_holds_the_forwarders_back() {
     }
     assert_eq!(next, count);
 }
+
+/// Starts `record` of the tiny server run with `ignored` signals ignored (an ignored signal
+/// stays ignored across `exec`), holds a two-call session open, and returns once both answers
+/// came back.
+fn stubborn_recording(
+    out: &Path,
+    ignored: &str,
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = Command::new(bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--", "sh", "-c"])
+        .arg(format!("trap '' {ignored}; exec \"$0\" tiny"))
+        .arg(fixture_server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(TWO_CALLS.as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    while seen.iter().filter(|b| **b == b'\n').count() < 2
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        let mut buf = [0u8; 4096];
+        let n = stdout.read(&mut buf).unwrap();
+        seen.extend_from_slice(&buf[..n]);
+    }
+    (child, stdin)
+}
+
+fn interrupt(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn ctrl_c_escalates_against_a_server_that_ignores_it() {
+    let dir = tmp();
+    // One Ctrl-C: the server ignores SIGINT, so SIGTERM follows after the grace period.
+    let out = dir.path().join("int.jsonl");
+    let (mut child, stdin) = stubborn_recording(&out, "INT");
+    let started = Instant::now();
+    interrupt(child.id());
+    let status = child.wait().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(status.code(), Some(0), "stopped by the signals we sent");
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(10),
+        "SIGTERM came after the SIGINT grace period: {waited:?}"
+    );
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era().map(|e| e.as_str()), Some("legacy"));
+    assert_eq!(entries.len(), 4);
+    drop(stdin);
+
+    // A server that ignores SIGINT and SIGTERM: each further Ctrl-C takes the next step at
+    // once, and the third one is SIGKILL.
+    let out = dir.path().join("kill.jsonl");
+    let (mut child, stdin) = stubborn_recording(&out, "INT TERM");
+    let started = Instant::now();
+    for _ in 0..3 {
+        interrupt(child.id());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = child.wait().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        waited < Duration::from_millis(1500),
+        "no grace period was waited out: {waited:?}"
+    );
+    assert_eq!(read_cassette(&out).1.len(), 4);
+    drop(stdin);
+}
