@@ -670,3 +670,13 @@ fn a_snapshot_on_a_full_disk_leaves_no_temporary() {
         .collect();
     assert_eq!(names, ["contract.json"]);
 }
+
+/// A server that sends requests and never reads its input: answering it fills its stdin pipe,
+/// and the answer's write is bounded by the request timeout instead of blocking `check`.
+#[test]
+fn a_server_that_asks_without_reading_cannot_hang_check() {
+    let run = check("pester", &[], &[("MCP_CASSETTE_TIMEOUT_MS", "500")]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("timeout after 500ms"), "{}", run.stderr);
+    assert!(run.elapsed < Duration::from_secs(20), "{:?}", run.elapsed);
+}

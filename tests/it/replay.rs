@@ -445,6 +445,19 @@ fn malformed_lines_get_an_error_and_the_session_goes_on() {
     assert_eq!(e["error"]["code"], -32600);
     p.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
     assert_eq!(p.message()["error"]["code"], -32600);
+    // A request whose id is null is an invalid request, answered with id null (JSON-RPC 2.0),
+    // not taken for a notification and left unanswered.
+    p.send_line(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#);
+    let e = p.message();
+    assert_eq!(e["id"], Value::Null);
+    assert_eq!(e["error"]["code"], -32600);
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a request's \"id\" must be a string or a number, not null"),
+        "{e}"
+    );
     p.send_line("");
     // A 50 MB argument: read whole, diagnosed with short excerpts, and the session goes on.
     let big = "x".repeat(50 * 1024 * 1024);
