@@ -101,7 +101,7 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
     unsafe_code,
     reason = "wait4 is the one call that reports a single child's peak memory"
 )]
-fn try_reap(child: &std::process::Child) -> Option<(Option<i32>, u64)> {
+pub fn try_reap(child: &std::process::Child) -> Option<(Option<i32>, u64)> {
     let pid = libc::pid_t::try_from(child.id()).expect("a pid fits");
     let mut status: libc::c_int = 0;
     // SAFETY: `rusage` is plain integers, for which all zeroes is a valid value.

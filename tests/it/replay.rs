@@ -1528,3 +1528,79 @@ fn a_listen_with_no_server_frame_at_all_is_a_miss_not_a_crash() {
         stderr_of(&out)
     );
 }
+
+#[test]
+fn malformed_lines_are_noted_a_few_times_then_counted() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let input = "not json\n".repeat(100_000);
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    let stderr = stderr_of(&out);
+    assert_eq!(
+        stdout_messages(&out).len(),
+        100_000,
+        "every line is answered"
+    );
+    assert_eq!(
+        stderr.matches("is not a JSON-RPC message").count(),
+        10,
+        "{stderr:.2000}"
+    );
+    assert!(
+        stderr.contains(
+            "99990 more malformed line(s) from the client were answered with errors without a note (100000 in all)"
+        ),
+        "{stderr:.2000}"
+    );
+    assert!(stderr.len() < 4096, "{} bytes of stderr", stderr.len());
+}
+
+/// Peak resident memory (KiB) of `replay <cassette>` fed `input`.
+fn replay_peak_kib(cassette: &Path, input: Vec<u8>) -> u64 {
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by `try_reap` (wait4), which also reads its peak memory"
+    )]
+    let mut child = Command::new(bin())
+        .args(["replay", cassette.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = std::time::Instant::now();
+    let peak = loop {
+        if let Some((_, peak)) = crate::check::try_reap(&child) {
+            break peak;
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "replay hung");
+        thread::sleep(Duration::from_millis(10));
+    };
+    writer.join().expect("writer");
+    peak
+}
+
+#[test]
+fn a_request_near_the_size_limit_costs_a_few_times_its_size() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let line = |message: &str| {
+        let mut text = initialize(1).to_string();
+        text.push('\n');
+        text.push_str(&call(2, "echo", json!({ "message": message })).to_string());
+        text.push('\n');
+        text.into_bytes()
+    };
+    let size = 60 * 1024 * 1024;
+    let baseline = replay_peak_kib(&path, line("small"));
+    let big = replay_peak_kib(&path, line(&"x".repeat(size)));
+    let ratio = (big.saturating_sub(baseline) * 1024) as f64 / size as f64;
+    // Held at once: the line as read, the params as sent, the params parsed, and their redacted
+    // copy. It was about 6× when every diff entry and every shown value copied it whole.
+    assert!(
+        ratio < 4.75,
+        "a {size}-byte request cost {ratio:.2}× its size"
+    );
+}
