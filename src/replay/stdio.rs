@@ -15,6 +15,7 @@ use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
 use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::LISTEN_METHOD;
+use crate::report::terminal::escape;
 
 /// Longest client line accepted whole (a request may carry a large argument).
 pub const MAX_LINE: usize = 256 * 1024 * 1024;
@@ -272,8 +273,10 @@ fn write_all(out: &mut impl Write, frames: &[Outbound]) -> io::Result<()> {
     Ok(())
 }
 
+/// One diagnostic line. What the client sent and what the cassette holds is shown inert
+/// (docs/replay.md, "Bad input"): the same escaping as every text report.
 fn note(diag: &mut dyn Write, message: &str) {
-    let _ = writeln!(diag, "{PREFIX}{message}");
+    let _ = writeln!(diag, "{PREFIX}{}", escape(message));
 }
 
 /// The exit status a finished session earns: `error` fails on any miss, `warn` never, and

@@ -1604,3 +1604,17 @@ fn a_request_near_the_size_limit_costs_a_few_times_its_size() {
         "a {size}-byte request cost {ratio:.2}× its size"
     );
 }
+
+#[test]
+fn diagnostics_show_client_text_as_visible_escapes() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let method = "tools/x\u{1b}[2J\u{1b}]52;c;aGk=\u{7}\u{202e}";
+    let input = format!("{}\n{}\n", req(1, method, json!({})), "not json \u{1b}[31m");
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    let stderr = stderr_of(&out);
+    assert!(crate::check::is_inert(&stderr), "{stderr:?}");
+    assert!(
+        stderr.contains("tools/x\\x1b[2J\\x1b]52;c;aGk=\\x07\\u{202e}"),
+        "{stderr}"
+    );
+}
