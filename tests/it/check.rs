@@ -716,7 +716,11 @@ fn text_reports_show_terminal_attacks_as_visible_escapes() {
     }
     // JSON carries the strings as they are, escaped by JSON itself.
     let json = check("tiny", &["--format", "json"], &env);
-    assert!(json.stdout.contains(r"\u001b]0;pwned\u0007"), "{}", json.stdout);
+    assert!(
+        json.stdout.contains(r"\u001b]0;pwned\u0007"),
+        "{}",
+        json.stdout
+    );
     let report = json.json();
     assert!(
         report["findings"]
