@@ -35,6 +35,7 @@ modes:
   paginate-forever  tiny, whose tools/list always returns a nextCursor
   flood             never reads; writes 1 MiB notifications to stdout without end
   flood-endless     never reads; writes one stdout line that never ends
+  pester            never reads; sends ping requests without end
   pushy             speaks on its own (env PUSHY_ERA=legacy|modern)
   tasking           2026-07-28 tasks-extension server (env TASKING_STALL)
   header-params     tools that declare x-mcp-header, one of them invalid
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         "paginate-forever" => wire::serve(&mut misbehave::PaginateForever::new()),
         "flood" => misbehave::flood(),
         "flood-endless" => misbehave::flood_endless(),
+        "pester" => misbehave::pester(),
         "pushy" => wire::serve(&mut pushy::Pushy::from_env()),
         "tasking" => wire::serve(&mut tasking::Tasking::from_env()),
         "header-params" => wire::serve(&mut header_params::HeaderParams),

@@ -342,3 +342,18 @@ fn write_forever(bytes: &[u8]) -> io::Result<u8> {
         }
     }
 }
+
+/// `pester`: never reads, and sends `ping` requests without end, so a client that answers each
+/// one fills the server's stdin pipe and then finds its write blocked for good. Stops when
+/// stdout goes away.
+pub fn pester() -> io::Result<u8> {
+    use std::io::Write as _;
+    let mut out = io::stdout().lock();
+    for id in 0u64.. {
+        let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":\"pester-{id}\",\"method\":\"ping\"}}\n");
+        if out.write_all(line.as_bytes()).is_err() {
+            return Ok(0);
+        }
+    }
+    Ok(0)
+}

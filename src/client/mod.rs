@@ -349,7 +349,11 @@ impl Client {
                     return Ok((line, response));
                 }
                 Incoming::Response(_) => strays.0 += 1,
-                Incoming::Request { id, method } => self.answer_server_request(&id, &method).await,
+                Incoming::Request { id, method } => {
+                    if !self.answer_server_request(&id, &method, deadline).await {
+                        return Err(timeout(strays));
+                    }
+                }
                 Incoming::Notification => {}
                 Incoming::NotJsonRpc if line.trim_ascii().is_empty() => {}
                 Incoming::NotJsonRpc => {
@@ -452,8 +456,15 @@ impl Client {
         self.transport.close().await;
     }
 
-    /// Legacy servers may ask us things; a short answer keeps them from waiting on us.
-    async fn answer_server_request(&mut self, id: &Id, method: &str) {
+    /// Legacy servers may ask us things; a short answer keeps them from waiting on us. The write
+    /// is bounded by the request's `deadline`: a server that asks without ever reading fills its
+    /// input pipe, and the write would wait forever. `false` when the deadline passed.
+    async fn answer_server_request(
+        &mut self,
+        id: &Id,
+        method: &str,
+        deadline: tokio::time::Instant,
+    ) -> bool {
         let answer = if method == "ping" {
             json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
         } else {
@@ -463,7 +474,9 @@ impl Client {
             }})
         };
         // A failed write shows up on the next read; nothing to do here.
-        let _ = self.transport.send(&answer.to_string()).await;
+        tokio::time::timeout_at(deadline, self.transport.send(&answer.to_string()))
+            .await
+            .is_ok()
     }
 
     fn note_noise(&mut self, note: &str) {

@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use crate::cli::CheckArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::inspect;
+use crate::report::terminal::escape_lines;
 use crate::report::{self, CheckReport, Gate, ReportHead};
 
 /// Output formats of `check`.
@@ -46,7 +47,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     ) {
         Ok(target) => target,
         Err(err) => {
-            eprintln!("check failed: {err}");
+            eprintln!("check failed: {}", escape_lines(&err.to_string()));
             return ExitCode::from(2);
         }
     };
@@ -58,7 +59,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 Format::Sarif => match sarif_document(&args, &target, &report) {
                     Ok(text) => text,
                     Err(err) => {
-                        eprintln!("check failed: {err:#}");
+                        eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
                         return ExitCode::from(2);
                     }
                 },
@@ -71,7 +72,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             ExitCode::from(report.exit_code())
         }
         Err(err) => {
-            eprintln!("check failed: {err:#}");
+            eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

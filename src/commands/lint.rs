@@ -12,15 +12,19 @@ use crate::cassette::Reader;
 use crate::cli::LintArgs;
 use crate::lint::cassette::lint_cassette;
 use crate::report::cassette::{json_report, text_report};
+use crate::report::terminal::escape_lines;
 
 pub fn run(args: LintArgs) -> ExitCode {
     let label = args.cassette.display().to_string();
-    let result = Reader::open(&args.cassette)
-        .and_then(|reader| lint_cassette(reader, |note| eprintln!("{note}")));
+    let result = Reader::open(&args.cassette).and_then(|reader| {
+        lint_cassette(reader, |note| {
+            eprintln!("{}", escape_lines(&note.to_string()))
+        })
+    });
     let lint = match result {
         Ok(lint) => lint,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", escape_lines(&e.to_string()));
             return ExitCode::from(1);
         }
     };

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use crate::cassette::{Existing, Header, Transport, format_iso, looks_like_cassette};
+use crate::cassette::{Header, Transport, format_iso};
 use crate::cli::RecordArgs;
+use crate::record::output::{self, Found, Placement};
 use crate::record::recorder::{Recording, Target};
 use crate::record::stdio;
 use crate::record::{Mode, append, recorder_id};
@@ -67,39 +68,42 @@ fn record(args: RecordArgs) -> Result<u8, String> {
     }
 
     let out = args.out.clone();
-    let target = match mode {
-        Mode::Once => match looks_like_cassette(&out) {
-            Ok(Existing::Cassette) => {
-                return Err(format!(
-                    "record: {} already exists. Replay it, or pass --mode all to re-record over it",
-                    out.display()
-                ));
-            }
-            Ok(Existing::Leftover) => {
-                eprintln!(
-                    "mcp-cassette: {} exists but holds no cassette header (a recording that never flushed); re-recording over it",
-                    out.display()
-                );
-                Target::Stream {
-                    path: out.clone(),
-                    create_new: false,
-                }
-            }
-            Ok(Existing::Absent) => Target::Stream {
-                path: out.clone(),
-                create_new: true,
-            },
-            Err(e) => return Err(format!("record: cannot read {}: {e}", out.display())),
-        },
-        Mode::All => Target::Stream {
-            path: out.clone(),
-            create_new: false,
-        },
-        Mode::Append => {
+    let found =
+        output::examine(&out).map_err(|e| format!("record: cannot read {}: {e}", out.display()))?;
+    let stream = |placement| Target::Stream {
+        path: out.clone(),
+        placement,
+    };
+    let target = match (mode, found) {
+        (_, Found::Symlink | Found::NotAFile) => {
+            return Err(format!("record: {}", output::unwritable(&out, found)));
+        }
+        (Mode::Once, Found::Cassette) => {
+            return Err(format!(
+                "record: {} already exists. Replay it, or pass --mode all to re-record over it",
+                out.display()
+            ));
+        }
+        (Mode::Once, Found::Foreign) => {
+            return Err(format!(
+                "record: {} exists and is not a cassette (its first line is not a cassette header); refusing to overwrite it. Choose another -o, or pass --mode all to replace it",
+                out.display()
+            ));
+        }
+        (Mode::Once | Mode::All, Found::Empty) => {
+            eprintln!(
+                "mcp-cassette: {} exists but is empty (a recording that never flushed); recording into it",
+                out.display()
+            );
+            stream(Placement::IntoEmpty)
+        }
+        (Mode::Once | Mode::All, Found::Absent) => stream(Placement::New),
+        (Mode::All, _) => stream(Placement::Beside),
+        (Mode::Append, _) => {
             let target = append::inspect(&out, &header).map_err(|e| e.to_string())?;
             if target.leftover() {
                 eprintln!(
-                    "mcp-cassette: {} exists but holds no cassette header (a recording that never flushed); recording into it as a new one",
+                    "mcp-cassette: {} exists but is empty (a recording that never flushed); recording into it as a new cassette",
                     out.display()
                 );
             }
@@ -117,5 +121,11 @@ fn record(args: RecordArgs) -> Result<u8, String> {
         },
     )
     .map_err(|e| e.to_string())?;
+    if outcome.kept_previous {
+        eprintln!(
+            "mcp-cassette: the server sent nothing this session, so {} was left as it was",
+            out.display()
+        );
+    }
     Ok(outcome.exit_code)
 }

@@ -20,12 +20,13 @@ use crate::cli::SnapshotArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
+use crate::report::terminal::escape_lines;
 
 pub fn run(args: SnapshotArgs) -> ExitCode {
     match run_inner(&args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("snapshot failed: {err:#}");
+            eprintln!("snapshot failed: {}", escape_lines(&format!("{err:#}")));
             ExitCode::from(2)
         }
     }

@@ -6,14 +6,16 @@
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::atomic_file::{AtomicFile, AtomicFileError, Permissions};
-use crate::cassette::{Entry, EntryKind, Existing, Header, Reader, looks_like_cassette, parse_iso};
+use crate::cassette::{Entry, EntryKind, Header, Reader, parse_iso};
 use crate::jsonrpc::{Frame, Id};
 use crate::protocol::{Era, SUBSCRIPTION_ID_KEY};
+use crate::record::output::{self, Found};
 
 /// Why a session cannot be appended. `Display` is the full stderr message.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,20 @@ pub enum AppendRefusal {
         #[source]
         source: io::Error,
     },
+    /// The path holds something this session may not write to (see `record::output`).
+    #[error("record --mode append: {0}; it was left untouched")]
+    NotOurs(String),
+    /// The append failed and cutting the file back to its length failed too.
+    #[error(
+        "record --mode append: failed to write {path}: {source}; restoring its previous length of {len} bytes failed too ({restore}), so it now ends with a cut-off line"
+    )]
+    Damaged {
+        path: String,
+        len: u64,
+        #[source]
+        source: io::Error,
+        restore: io::Error,
+    },
 }
 
 /// What is already at the path.
@@ -47,7 +63,7 @@ pub struct Current {
 pub struct AppendTarget {
     path: PathBuf,
     existing: Option<Current>,
-    /// A header-less leftover is at the path (it is replaced by a new cassette).
+    /// An empty file is at the path (it is replaced by a new cassette).
     leftover: bool,
 }
 
@@ -68,22 +84,29 @@ fn display(path: &Path) -> String {
 
 /// Reads what is at `path` and checks it against this session's header.
 pub fn inspect(path: &Path, session: &Header) -> Result<AppendTarget, AppendRefusal> {
-    let state = looks_like_cassette(path).map_err(|e| AppendRefusal::Unreadable {
+    let state = output::examine(path).map_err(|e| AppendRefusal::Unreadable {
         path: display(path),
         detail: e.to_string(),
     })?;
     match state {
-        Existing::Absent => Ok(AppendTarget {
+        Found::Absent => Ok(AppendTarget {
             path: path.to_owned(),
             existing: None,
             leftover: false,
         }),
-        Existing::Leftover => Ok(AppendTarget {
+        Found::Empty => Ok(AppendTarget {
             path: path.to_owned(),
             existing: None,
             leftover: true,
         }),
-        Existing::Cassette => {
+        Found::Symlink | Found::NotAFile => {
+            Err(AppendRefusal::NotOurs(output::unwritable(path, state)))
+        }
+        Found::Foreign => Err(AppendRefusal::NotOurs(format!(
+            "{} exists and is not a cassette (its first line is not a cassette header)",
+            display(path)
+        ))),
+        Found::Cassette => {
             let existing = read_existing(path)?;
             check_header(path, &existing.header, session)?;
             Ok(AppendTarget {
@@ -236,7 +259,7 @@ fn create(path: &Path, session: &mut Session, leftover: bool) -> Result<usize, C
         block.push('\n');
     }
     // Written beside the path and put in place whole, so that no reader ever sees a
-    // half-written cassette, and a failure (a full disk) leaves nothing behind. A header-less
+    // half-written cassette, and a failure (a full disk) leaves nothing behind. An empty
     // leftover is replaced; otherwise the cassette is only created if nothing appeared there
     // meanwhile (a sibling recorder), which the caller then appends to instead.
     let mut file = AtomicFile::create(path, Permissions::Default).map_err(CreateError::Io)?;
@@ -290,19 +313,34 @@ fn append(path: &Path, existing: Current, session: Session) -> Result<usize, App
         block.push_str(&entry.to_line());
         block.push('\n');
     }
+    let io_error = |source| AppendRefusal::Io {
+        path: display(path),
+        source,
+    };
     let mut file = OpenOptions::new()
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
-        .map_err(|source| AppendRefusal::Io {
-            path: display(path),
-            source,
-        })?;
-    file.write_all(block.as_bytes())
-        .and_then(|()| file.sync_data())
-        .map_err(|source| AppendRefusal::Io {
-            path: display(path),
-            source,
-        })?;
+        .map_err(io_error)?;
+    let len = file.metadata().map_err(io_error)?.len();
+    let written = file
+        .write_all(block.as_bytes())
+        .and_then(|()| file.sync_data());
+    if let Err(source) = written {
+        // A part of the block may have reached the file (a full disk takes what fits): cut it
+        // off, so that the file reads as it did and later appends and replays accept it. A
+        // sibling recorder appending in the same instant would lose its block too; the window
+        // is one failed write wide.
+        return Err(match file.set_len(len).and_then(|()| file.sync_data()) {
+            Ok(()) => io_error(source),
+            Err(restore) => AppendRefusal::Damaged {
+                path: display(path),
+                len,
+                source,
+                restore,
+            },
+        });
+    }
     Ok(count)
 }
 

@@ -5,6 +5,7 @@
 
 pub mod append;
 pub mod capture;
+pub mod output;
 pub mod recorder;
 pub mod sink;
 pub mod stdio;
@@ -12,9 +13,9 @@ pub mod stdio;
 /// How `-o` is treated when something is already there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Refuse to overwrite a real cassette (a header-less leftover is overwritten).
+    /// Refuse to overwrite anything but an empty file.
     Once,
-    /// Truncate and re-record.
+    /// Re-record over a file, replacing it once the new session has something in it.
     All,
     /// Add this session to the cassette (stdio only).
     Append,

@@ -8,7 +8,6 @@
 //! waits for any of it while the capture keeps up (see [`Tap::bytes`]), which is what keeps a
 //! recording proxy's cost close to that of the pipes themselves.
 
-use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,6 +19,7 @@ use crate::cassette::{Dir, Entry, Header};
 use crate::protocol::Era;
 use crate::record::append::{self, AppendRefusal, AppendTarget};
 use crate::record::capture::{self, Capture};
+use crate::record::output::{Output, Placement};
 use crate::record::sink::StreamSink;
 use crate::redact::Redactor;
 use crate::transport::child;
@@ -27,8 +27,8 @@ use crate::transport::child;
 /// Where the session goes.
 #[derive(Debug)]
 pub enum Target {
-    /// A file opened for streaming (once/all): created or truncated by the caller's rules.
-    Stream { path: PathBuf, create_new: bool },
+    /// A file streamed into (once/all), reached as `placement` says.
+    Stream { path: PathBuf, placement: Placement },
     /// Held in memory and appended at the end.
     Append(AppendTarget),
 }
@@ -66,6 +66,9 @@ pub struct Summary {
     pub entries: usize,
     pub secrets: usize,
     pub era: Option<Era>,
+    /// The file at the path was kept because the server said nothing this session
+    /// ([`Placement::Beside`] only).
+    pub kept_previous: bool,
 }
 
 enum Msg {
@@ -96,13 +99,8 @@ impl Recorder {
     /// thread; the session's clock starts here.
     pub fn start(rec: Recording) -> Result<Recorder, RecordError> {
         let sink = match &rec.target {
-            Target::Stream { path, create_new } => {
-                let opened = if *create_new {
-                    OpenOptions::new().write(true).create_new(true).open(path)
-                } else {
-                    File::create(path)
-                };
-                let file = opened.map_err(|source| RecordError::Write {
+            Target::Stream { path, placement } => {
+                let file = Output::open(path, *placement).map_err(|source| RecordError::Write {
                     path: path.display().to_string(),
                     source,
                 })?;
@@ -147,10 +145,23 @@ impl Recorder {
             .thread
             .join()
             .map_err(|_| RecordError::Runtime(io::Error::other("the capture thread failed")))?;
-        let captured = captured.map_err(|source| RecordError::Write {
+        let mut captured = captured.map_err(|source| RecordError::Write {
             path: target_path(&self.target),
             source,
         })?;
+        // A file beside the path replaces it only when the server said something: a server that
+        // died at start-up leaves the previous recording as it was.
+        let mut kept_previous = false;
+        if let Some(output) = captured.output.take() {
+            let placed =
+                output
+                    .finish(captured.from_server > 0)
+                    .map_err(|source| RecordError::Write {
+                        path: target_path(&self.target),
+                        source,
+                    })?;
+            kept_previous = !placed;
+        }
         let entries = match (self.target, captured.entries) {
             (Target::Append(target), Some(entries)) => append::commit(
                 target,
@@ -168,6 +179,7 @@ impl Recorder {
             entries,
             secrets: captured.secrets,
             era: captured.era,
+            kept_previous,
         })
     }
 }
@@ -265,6 +277,10 @@ const CAPTURE_NAP: Duration = Duration::from_millis(20);
 
 struct Captured {
     count: usize,
+    /// Entries the server sent.
+    from_server: usize,
+    /// The streamed file, flushed and not yet made durable.
+    output: Option<Output>,
     entries: Option<Vec<Entry>>,
     secrets: usize,
     era: Option<Era>,
@@ -280,6 +296,7 @@ fn capture_loop(
     let mut c2s = capture::line_buffer();
     let mut s2c = capture::line_buffer();
     let mut count = 0usize;
+    let mut from_server = 0usize;
     let mut last_t = [0u64; 2];
     let slot = |dir: Dir| usize::from(dir == Dir::S2c);
     let mut failure: Option<io::Error> = None;
@@ -313,6 +330,7 @@ fn capture_loop(
         }
         for entry in entries {
             count += 1;
+            from_server += usize::from(entry.dir == Some(Dir::S2c));
             match &mut sink {
                 Sink::Stream(s) if failure.is_none() => {
                     if let Err(e) = s.push(&entry, capture.era()) {
@@ -355,10 +373,11 @@ fn capture_loop(
     c2s.finish_with(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
     s2c.finish_with(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
     let era = capture.era();
-    let entries = match sink {
+    let (entries, output) = match sink {
         Sink::Stream(mut s) => {
             for entry in &tail {
                 count += 1;
+                from_server += usize::from(entry.dir == Some(Dir::S2c));
                 if failure.is_none() {
                     if let Err(e) = s.push(entry, era) {
                         failure = Some(e);
@@ -368,16 +387,17 @@ fn capture_loop(
             if let Some(e) = failure {
                 return Err(e);
             }
-            s.finish(era)?;
-            None
+            (None, Some(s.finish(era)?))
         }
         Sink::Memory(mut v) => {
             v.extend(tail);
-            Some(v)
+            (Some(v), None)
         }
     };
     Ok(Captured {
         count,
+        from_server,
+        output,
         entries,
         secrets: capture.secrets(),
         era,
@@ -399,7 +419,7 @@ mod tests {
             redactor: None,
             target: Target::Stream {
                 path: path.clone(),
-                create_new: true,
+                placement: Placement::New,
             },
             started: time::OffsetDateTime::UNIX_EPOCH,
         })

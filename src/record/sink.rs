@@ -1,11 +1,11 @@
 //! Where captured entries go in `--mode once` / `--mode all`: streamed to the file as they
 //! happen, behind a header that waits for the era decision.
 
-use std::fs::File;
 use std::io::{self, BufWriter};
 
 use crate::cassette::{Entry, Header, Writer};
 use crate::protocol::Era;
+use crate::record::output::Output;
 
 /// Entries held back while the era is undecided, at most. A session whose first successful
 /// answer is this far away gets its header without an era rather than an unbounded buffer.
@@ -14,7 +14,7 @@ const MAX_DEFERRED_BYTES: usize = 8 * 1024 * 1024;
 
 #[derive(Debug)]
 pub struct StreamSink {
-    writer: Writer<BufWriter<File>>,
+    writer: Writer<BufWriter<Output>>,
     header: Header,
     header_written: bool,
     deferred: Vec<String>,
@@ -22,7 +22,7 @@ pub struct StreamSink {
 }
 
 impl StreamSink {
-    pub fn new(file: File, header: Header) -> StreamSink {
+    pub fn new(file: Output, header: Header) -> StreamSink {
         StreamSink {
             writer: Writer::new(BufWriter::with_capacity(64 * 1024, file)),
             header,
@@ -58,18 +58,17 @@ impl StreamSink {
         Ok(())
     }
 
-    /// Writes whatever is still held back and flushes.
-    pub fn finish(mut self, era: Option<Era>) -> io::Result<()> {
+    /// Writes whatever is still held back and flushes; the output is then for the caller to
+    /// make durable (see [`Output::finish`]).
+    pub fn finish(mut self, era: Option<Era>) -> io::Result<Output> {
         if !self.header_written {
             self.write_header(era)?;
         }
         self.writer.flush()?;
-        let file = self
-            .writer
+        self.writer
             .into_inner()
             .into_inner()
-            .map_err(|e| e.into_error())?;
-        file.sync_data()
+            .map_err(|e| e.into_error())
     }
 
     fn write_header(&mut self, era: Option<Era>) -> io::Result<()> {

@@ -3,8 +3,8 @@
 //!
 //! Two threads move bytes, client stdin → server stdin and server stdout → client stdout, and
 //! hand a copy of each read to the [`Recorder`], which does the rest on its own thread (see
-//! `record::recorder`). The main thread waits for the server to exit and forwards SIGINT/SIGTERM
-//! to it.
+//! `record::recorder`). The main thread waits for the server to exit, forwards SIGINT/SIGTERM
+//! to it, and escalates to SIGTERM and SIGKILL when the server does not leave.
 
 use std::io::{self, Read, Write};
 use std::sync::mpsc;
@@ -23,6 +23,8 @@ pub struct Outcome {
     pub entries: usize,
     pub secrets: usize,
     pub era: Option<Era>,
+    /// The file at `-o` was kept: the server said nothing to replace it with.
+    pub kept_previous: bool,
 }
 
 /// Runs `argv` as the server and proxies to it until it exits; returns its exit code.
@@ -70,6 +72,7 @@ pub fn run(argv: &[String], rec: Recording) -> Result<Outcome, RecordError> {
         entries: summary.entries,
         secrets: summary.secrets,
         era: summary.era,
+        kept_previous: summary.kept_previous,
     })
 }
 
@@ -97,7 +100,53 @@ fn pump(mut from: impl Read, mut to: impl Write, dir: Dir, tap: &Tap) {
     tap.end(dir);
 }
 
-/// Waits for the server, forwarding SIGINT and SIGTERM to it meanwhile.
+/// How long a server gets to honour a forwarded SIGINT before it is sent SIGTERM.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+/// How long a server gets to honour SIGTERM before it is sent SIGKILL (as `check` allows).
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// The signals sent to the server so far, and the escalation they lead to.
+#[derive(Debug, Default)]
+struct Stopping {
+    sent: Vec<Signal>,
+    /// The next signal, and when it is due if the server is still there.
+    next: Option<(tokio::time::Instant, Signal)>,
+}
+
+impl Stopping {
+    /// The user sent us `signal`: the first is passed on as it is; any further one (a second
+    /// Ctrl-C) escalates at once to the step after the strongest sent so far.
+    fn on_user_signal(&mut self, pid: u32, signal: Signal) {
+        let signal = match self.sent.last() {
+            None => signal,
+            Some(Signal::Interrupt) => Signal::Terminate,
+            Some(Signal::Terminate | Signal::Kill) => Signal::Kill,
+        };
+        self.send(pid, signal);
+    }
+
+    /// The grace period of the last signal ran out.
+    fn on_deadline(&mut self, pid: u32) {
+        if let Some((_, signal)) = self.next.take() {
+            self.send(pid, signal);
+        }
+    }
+
+    fn send(&mut self, pid: u32, signal: Signal) {
+        child::send_signal(pid, signal);
+        self.sent.push(signal);
+        let now = tokio::time::Instant::now();
+        self.next = match signal {
+            Signal::Interrupt => Some((now + INTERRUPT_GRACE, Signal::Terminate)),
+            Signal::Terminate => Some((now + TERM_GRACE, Signal::Kill)),
+            Signal::Kill => None,
+        };
+    }
+}
+
+/// Waits for the server, passing on SIGINT and SIGTERM meanwhile and escalating as `check`
+/// does when the server does not leave: SIGINT, then SIGTERM after [`INTERRUPT_GRACE`], then
+/// SIGKILL after [`TERM_GRACE`]; a second signal from the user takes the next step at once.
 fn wait_forwarding_signals(
     mut server: std::process::Child,
 ) -> Result<(std::process::ExitStatus, Vec<Signal>), RecordError> {
@@ -114,23 +163,25 @@ fn wait_forwarding_signals(
         thread::spawn(move || {
             let _ = done_tx.send(server.wait());
         });
-        let mut forwarded = Vec::new();
+        let mut stopping = Stopping::default();
         loop {
+            let deadline = stopping.next.map(|(at, _)| at);
+            let escalation = async move {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 status = &mut done_rx => {
                     let status = status
                         .map_err(|_| RecordError::Runtime(io::Error::other("lost the server's exit status")))?
                         .map_err(RecordError::Runtime)?;
-                    return Ok((status, forwarded));
+                    return Ok((status, stopping.sent));
                 }
-                _ = interrupt.recv() => {
-                    child::send_signal(pid, Signal::Interrupt);
-                    forwarded.push(Signal::Interrupt);
-                }
-                _ = terminate.recv() => {
-                    child::send_signal(pid, Signal::Terminate);
-                    forwarded.push(Signal::Terminate);
-                }
+                _ = interrupt.recv() => stopping.on_user_signal(pid, Signal::Interrupt),
+                _ = terminate.recv() => stopping.on_user_signal(pid, Signal::Terminate),
+                () = escalation => stopping.on_deadline(pid),
             }
         }
     })

@@ -24,6 +24,60 @@ pub struct DiffEntry {
     pub key: Option<String>,
 }
 
+/// How much of a differing value a [`DiffEntry`] keeps, in bytes of string content and members.
+/// A diagnosis shows 60 characters of it, after redaction; the rest of this room is there so that
+/// a secret starting within those characters is still whole when it is redacted. Without the
+/// bound, a request near the line limit was copied whole into each diff entry, and again on the
+/// way to being shown (docs/replay.md, "Bad input").
+pub const PREVIEW_BYTES: usize = 64 * 1024;
+
+/// `value`, cut down to about [`PREVIEW_BYTES`]: long strings keep their head, arrays and objects
+/// their first members. A cut value always renders longer than what a diagnosis shows, so the
+/// cut shows as the diagnosis's own ellipsis.
+pub fn preview(value: &Value) -> Value {
+    let mut budget = PREVIEW_BYTES;
+    cut(value, &mut budget)
+}
+
+fn cut(value: &Value, budget: &mut usize) -> Value {
+    match value {
+        Value::String(s) => {
+            let mut end = s.len().min(*budget);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            *budget -= end;
+            Value::String(s[..end].to_owned())
+        }
+        Value::Array(items) => {
+            let mut out = Vec::new();
+            for item in items {
+                if *budget == 0 {
+                    break;
+                }
+                *budget -= 1;
+                out.push(cut(item, budget));
+            }
+            Value::Array(out)
+        }
+        Value::Object(members) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in members {
+                if *budget == 0 {
+                    break;
+                }
+                *budget = budget.saturating_sub(1 + k.len());
+                out.insert(k.clone(), cut(v, budget));
+            }
+            Value::Object(out)
+        }
+        other => {
+            *budget = budget.saturating_sub(1);
+            other.clone()
+        }
+    }
+}
+
 /// RFC 6901 escaping of one segment: `~` becomes `~0`, `/` becomes `~1`.
 pub fn escape_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
@@ -46,8 +100,8 @@ fn walk(
     let here =
         |path: &str, recorded: Option<&Value>, live: Option<&Value>, key: Option<&str>| DiffEntry {
             path: path.to_owned(),
-            recorded: recorded.cloned(),
-            live: live.cloned(),
+            recorded: recorded.map(preview),
+            live: live.map(preview),
             key: key.map(str::to_owned),
         };
     match (recorded, live) {

@@ -15,10 +15,55 @@ use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
 use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::LISTEN_METHOD;
+use crate::report::terminal::escape;
 
 /// Longest client line accepted whole (a request may carry a large argument).
 pub const MAX_LINE: usize = 256 * 1024 * 1024;
 const PREFIX: &str = "mcp-cassette replay: ";
+/// Malformed client lines noted one by one on stderr; the rest are counted, and the count is
+/// noted when the input ends, so a client sending a million bad lines costs a few lines of
+/// stderr rather than a hundred megabytes.
+pub const MALFORMED_NOTES: u64 = 10;
+
+/// Where diagnostics go, and how many malformed client lines there were.
+struct Diagnostics<'a> {
+    out: &'a mut dyn Write,
+    malformed: u64,
+}
+
+impl Diagnostics<'_> {
+    fn note(&mut self, message: &str) {
+        note(self.out, message);
+    }
+
+    /// A note about a malformed client line: the first [`MALFORMED_NOTES`] are written.
+    fn malformed(&mut self, message: &str) {
+        self.malformed += 1;
+        if self.malformed <= MALFORMED_NOTES {
+            note(self.out, message);
+        }
+        if self.malformed == MALFORMED_NOTES {
+            note(
+                self.out,
+                "further malformed lines from the client are answered without a note; they are counted at the end",
+            );
+        }
+    }
+
+    /// The count of malformed lines that were not noted one by one.
+    fn finish(&mut self) {
+        if self.malformed > MALFORMED_NOTES {
+            let unnoted = self.malformed - MALFORMED_NOTES;
+            let all = self.malformed;
+            note(
+                self.out,
+                &format!(
+                    "{unnoted} more malformed line(s) from the client were answered with errors without a note ({all} in all)"
+                ),
+            );
+        }
+    }
+}
 
 /// Serves `session` over `input`/`output` until the input ends or the client stops reading.
 /// Diagnostics go to `diag`. `passthrough` is required for `--on-miss passthrough`.
@@ -29,18 +74,40 @@ pub fn serve(
     diag: &mut dyn Write,
     mut passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
+    let mut diag = Diagnostics {
+        out: diag,
+        malformed: 0,
+    };
+    let served = serve_lines(
+        session,
+        &mut input,
+        output,
+        &mut diag,
+        passthrough.as_deref_mut(),
+    );
+    diag.finish();
+    if let Some(p) = passthrough {
+        p.close();
+    }
+    served
+}
+
+fn serve_lines(
+    session: &mut Session,
+    mut input: impl Read,
+    output: impl Write,
+    diag: &mut Diagnostics<'_>,
+    mut passthrough: Option<&mut Passthrough>,
+) -> io::Result<()> {
     // A line is handled where it lies in the buffer it was read into: no copy on the way.
     let mut lines = LineBuffer::new(MAX_LINE, OverLimit::Skip { keep: 0 });
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut line_no = 0u64;
     if session.server_requests() > 0 {
-        note(
-            diag,
-            &format!(
-                "{} server-initiated request(s) in the cassette are not replayed",
-                session.server_requests()
-            ),
-        );
+        diag.note(&format!(
+            "{} server-initiated request(s) in the cassette are not replayed",
+            session.server_requests()
+        ));
     }
     let initial = session.take_initial();
     if write_all(&mut out, &initial)
@@ -76,8 +143,7 @@ pub fn serve(
             } => {
                 // Counted with its newline, as the limit's message has always said.
                 let n = len + usize::from(terminated);
-                note(
-                    diag,
+                diag.malformed(
                     &format!(
                         "line {line_no} from the client is {n} bytes, over the {MAX_LINE}-byte limit; answered with error -32600"
                     ),
@@ -94,9 +160,6 @@ pub fn serve(
         }
     }
     let _ = out.flush();
-    if let Some(p) = passthrough {
-        p.close();
-    }
     Ok(())
 }
 
@@ -106,17 +169,14 @@ fn handle_bytes(
     line: &[u8],
     line_no: u64,
     out: &mut BufWriter<impl Write>,
-    diag: &mut dyn Write,
+    diag: &mut Diagnostics<'_>,
     passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
     match std::str::from_utf8(line) {
         Err(_) => {
-            note(
-                diag,
-                &format!(
-                    "line {line_no} from the client is not valid UTF-8; answered with error -32700"
-                ),
-            );
+            diag.malformed(&format!(
+                "line {line_no} from the client is not valid UTF-8; answered with error -32700"
+            ));
             let answer = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"mcp-cassette replay: parse error: the line is not valid UTF-8\"}}";
             write_all(out, &[Outbound::Owned(answer.to_owned())])
         }
@@ -130,14 +190,13 @@ fn handle_line(
     text: &str,
     line_no: u64,
     out: &mut BufWriter<impl Write>,
-    diag: &mut dyn Write,
+    diag: &mut Diagnostics<'_>,
     passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
     let handled = match session.handle_text(text) {
         Ok(h) => h,
         Err(bad) => {
-            note(
-                diag,
+            diag.malformed(
                 &format!(
                     "line {line_no} from the client is not a JSON-RPC message ({}); answered with error {}",
                     bad.detail(),
@@ -155,10 +214,7 @@ fn handle_line(
     match (&exchange.outcome, request) {
         (Outcome::Missed { diagnosis, .. }, Some(request)) => {
             let shown = session.redactor().redact_text(&request.method).0;
-            note(
-                diag,
-                &format!("fingerprint miss for \"{shown}\": {diagnosis}"),
-            );
+            diag.note(&format!("fingerprint miss for \"{shown}\": {diagnosis}"));
             if session.on_miss() == OnMiss::Passthrough {
                 match passthrough {
                     Some(p) if request.method != LISTEN_METHOD => {
@@ -166,24 +222,22 @@ fn handle_line(
                         out.flush()?;
                         exchange.answer = Some(p.forward(request, text));
                     }
-                    _ => note(diag, LISTEN_NOT_FORWARDED),
+                    _ => diag.note(LISTEN_NOT_FORWARDED),
                 }
             }
         }
         (Outcome::Borrowed { diagnosis, .. }, Some(request)) => {
             let shown = session.redactor().redact_text(&request.method).0;
-            note(
-                diag,
+            diag.note(
                 &format!(
                     "answered \"{shown}\" with another recording of the same method (--on-miss warn): {diagnosis}"
                 ),
             );
         }
         (Outcome::Rejected { detail }, _) => {
-            note(
-                diag,
-                &format!("line {line_no} from the client was answered with error -32600: {detail}"),
-            );
+            diag.malformed(&format!(
+                "line {line_no} from the client was answered with error -32600: {detail}"
+            ));
         }
         _ => {}
     }
@@ -219,8 +273,10 @@ fn write_all(out: &mut impl Write, frames: &[Outbound]) -> io::Result<()> {
     Ok(())
 }
 
+/// One diagnostic line. What the client sent and what the cassette holds is shown inert
+/// (docs/replay.md, "Bad input"): the same escaping as every text report.
 fn note(diag: &mut dyn Write, message: &str) {
-    let _ = writeln!(diag, "{PREFIX}{message}");
+    let _ = writeln!(diag, "{PREFIX}{}", escape(message));
 }
 
 /// The exit status a finished session earns: `error` fails on any miss, `warn` never, and

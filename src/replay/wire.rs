@@ -54,7 +54,7 @@ impl Request {
 #[derive(Debug, Clone)]
 pub enum Message {
     Request(Request),
-    /// A notification (or a request whose id is `null`, which nothing can answer).
+    /// A notification.
     Notification {
         method: String,
         params: Option<Value>,
@@ -116,7 +116,9 @@ impl fmt::Display for Malformed {
 struct Envelope<'a> {
     #[serde(borrow)]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
+    /// `Some` whenever the member is there, `null` included (a plain `Option` reads `null` as
+    /// absent, which would make `"id": null` a notification).
+    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<&'a RawValue>,
@@ -126,6 +128,10 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow)]
     error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// Parses one line from the client (without its terminator), in a single pass over the text.
@@ -173,6 +179,11 @@ pub fn parse_message(line: &str) -> Result<Message, Malformed> {
         ),
     };
     match (method, id) {
+        // JSON-RPC 2.0: a request's id is a string or a number; `null` is kept for errors about
+        // requests whose id could not be read (docs/replay.md, "Malformed client lines").
+        (Some(_), Some(Id::Null)) => Err(invalid(
+            "a request's \"id\" must be a string or a number, not null",
+        )),
         (Some(method), Some(id)) => Ok(Message::Request(Request {
             id,
             method,
@@ -527,10 +538,12 @@ mod tests {
             parse_message(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Ok(Message::Notification { .. })
         ));
-        assert!(matches!(
-            parse_message(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#),
-            Ok(Message::Notification { .. })
-        ));
+        let null = parse_message(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).unwrap_err();
+        assert_eq!(null.code(), -32600);
+        assert!(
+            null.answer()
+                .starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#)
+        );
         assert!(matches!(
             parse_message(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
             Ok(Message::Response)

@@ -1,30 +1,32 @@
 //! The `lint <cassette>` report: header errors and warnings, output findings with their
 //! evidence, and the verdict lines (docs/lint.md, "Output").
 
+use super::terminal::escape;
 use crate::lint::cassette::CassetteLint;
 use crate::severity::Level;
 
 /// The text report (docs/lint.md, "Output").
 pub fn text_report(label: &str, lint: &CassetteLint) -> String {
+    let label = escape(label);
     let mut out = String::new();
     for f in &lint.header {
         if f.severity == Level::Error {
-            out.push_str(&format!("{}: {}\n", f.rule, f.message));
+            out.push_str(&format!("{}: {}\n", f.rule, escape(&f.message)));
         } else {
-            out.push_str(&format!("[WARN] {}: {}\n", f.rule, f.message));
+            out.push_str(&format!("[WARN] {}: {}\n", f.rule, escape(&f.message)));
         }
     }
     for f in &lint.output {
         out.push_str(&format!(
             "[WARN] {} {} #{} {}: {}\n",
             f.rule,
-            f.method,
-            f.request_label(),
-            f.path,
-            f.message
+            escape(f.method),
+            escape(&f.request_label()),
+            escape(&f.path),
+            escape(&f.message)
         ));
         if let Some(excerpt) = &f.excerpt {
-            out.push_str(&format!("       evidence: \"{excerpt}\"\n"));
+            out.push_str(&format!("       evidence: \"{}\"\n", escape(excerpt)));
         }
     }
     let errors = lint.errors();

@@ -1,6 +1,7 @@
 //! The `snapshot --check` report: contract drift, grouped by tier, and the verdict
 //! (docs/contract.md).
 
+use super::terminal::escape;
 use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 
 /// The text report: `[OK] contract unchanged`, or the changes grouped by tier, a blank line
@@ -15,8 +16,8 @@ pub fn text_report(changes: &[Change], fail_on: FailOn) -> String {
             out.push_str(&format!(
                 "[{}] {}: {} ({})\n",
                 tier.label(),
-                c.subject,
-                c.message,
+                escape(&c.subject),
+                escape(&c.message),
                 c.rule
             ));
         }

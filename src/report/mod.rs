@@ -1,6 +1,7 @@
 //! Reports. `check`: the [`CheckReport`] value with its gates and verdict, and its renderers
 //! ([`text`], [`json`], [`sarif`]); `snapshot --check`: [`drift`]; `lint <cassette>`:
-//! [`cassette`]. Renderers return strings; only commands print.
+//! [`cassette`]. Renderers return strings; only commands print. Text renderers show every
+//! string a server or a cassette chose through [`terminal::escape`].
 //!
 //! Gate arithmetic (docs/check.md, "Levels and gates"): a `CAS-L*` finding is judged by the
 //! lint gate, every other one by the structural gate. `never` passes everything, `warn` fails
@@ -12,6 +13,7 @@ pub mod cassette;
 pub mod drift;
 pub mod json;
 pub mod sarif;
+pub mod terminal;
 pub mod text;
 
 use serde::Serialize;

@@ -16,19 +16,20 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use super::CheckReport;
+use super::terminal::escape;
 use crate::severity::Level;
 
 /// Renders the report, ending with a newline.
 pub fn render(report: &CheckReport) -> String {
     let mut out = String::new();
     out.push('\n');
-    let _ = writeln!(out, "mcp-cassette check: {}", report.target);
+    let _ = writeln!(out, "mcp-cassette check: {}", escape(&report.target));
     let _ = writeln!(
         out,
         "server: {}@{}  protocol: {}",
-        identity(report.server.as_ref(), "name").unwrap_or_else(|| "unknown".to_owned()),
-        identity(report.server.as_ref(), "version").unwrap_or_else(|| "?".to_owned()),
-        report.protocol_version.as_deref().unwrap_or("?")
+        escape(&identity(report.server.as_ref(), "name").unwrap_or_else(|| "unknown".to_owned())),
+        escape(&identity(report.server.as_ref(), "version").unwrap_or_else(|| "?".to_owned())),
+        escape(report.protocol_version.as_deref().unwrap_or("?"))
     );
     let mut counts = vec![format!("{} tools", report.tool_count)];
     if let Some(resources) = report.resource_count {
@@ -51,10 +52,12 @@ pub fn render(report: &CheckReport) -> String {
         let _ = writeln!(
             out,
             "{tag} {} {}: {}",
-            finding.code, finding.subject, finding.message
+            escape(&finding.code),
+            escape(&finding.subject),
+            escape(&finding.message)
         );
         if let Some(excerpt) = finding.excerpt.as_deref().filter(|e| !e.is_empty()) {
-            let _ = writeln!(out, "       evidence: \"{excerpt}\"");
+            let _ = writeln!(out, "       evidence: \"{}\"", escape(excerpt));
         }
     }
     out.push('\n');

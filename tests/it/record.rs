@@ -284,38 +284,252 @@ fn once_refuses_a_real_cassette_and_leaves_it_byte_identical() {
     assert!(again.stdout.is_empty(), "no server was started");
     assert_eq!(std::fs::read(&out).unwrap(), before);
 
-    let all = record(
+    // `--mode all` replaces the cassette only with a session the server said something in.
+    let silent = record(
         &["-o", out.to_str().unwrap(), "--mode", "all"],
         &["tiny"],
         &[],
         b"",
     );
-    assert_eq!(all.status.code(), Some(0));
-    let (_, entries) = read_cassette(&out);
+    assert_eq!(silent.status.code(), Some(0));
     assert!(
-        entries.is_empty(),
-        "--mode all re-recorded an empty session"
+        String::from_utf8_lossy(&silent.stderr).contains(&format!(
+            "mcp-cassette: the server sent nothing this session, so {} was left as it was",
+            out.display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&silent.stderr)
     );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    let all = record(
+        &["-o", out.to_str().unwrap(), "--mode", "all"],
+        &["tiny"],
+        &[],
+        TWO_CALLS.as_bytes(),
+    );
+    assert_eq!(all.status.code(), Some(0));
+    assert_eq!(read_cassette(&out).1.len(), 4, "--mode all re-recorded");
+    assert_eq!(names(dir.path()), ["c.jsonl"], "no temporary file remains");
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
-fn headerless_leftovers_are_overwritten_with_a_note() {
+fn only_an_empty_leftover_is_recorded_over() {
     let dir = tmp();
-    for leftover in ["", "garbage without header\n"] {
-        let out = dir.path().join("left.jsonl");
-        std::fs::write(&out, leftover).unwrap();
+    let out = dir.path().join("left.jsonl");
+    std::fs::write(&out, "").unwrap();
+    let o = record(
+        &["-o", out.to_str().unwrap()],
+        &["tiny"],
+        &[],
+        SESSION.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("exists but is empty (a recording that never flushed); recording into it")
+    );
+    assert_eq!(read_cassette(&out).1.len(), 7);
+
+    // A file that is not ours is never replaced by `once` or `append`.
+    let notes = dir.path().join("notes.md");
+    let text = "# my notes\n\nnot a cassette\n";
+    for mode in ["once", "append"] {
+        std::fs::write(&notes, text).unwrap();
         let o = record(
-            &["-o", out.to_str().unwrap()],
+            &["-o", notes.to_str().unwrap(), "--mode", mode],
             &["tiny"],
             &[],
             SESSION.as_bytes(),
         );
-        assert_eq!(o.status.code(), Some(0));
-        assert!(String::from_utf8_lossy(&o.stderr).contains(
-            "holds no cassette header (a recording that never flushed); re-recording over it"
-        ));
-        assert_eq!(read_cassette(&out).1.len(), 7);
+        assert_eq!(o.status.code(), Some(1), "{mode}");
+        assert!(o.stdout.is_empty(), "{mode}: no server was started");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(&format!(
+                "{} exists and is not a cassette (its first line is not a cassette header)",
+                notes.display()
+            )),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), text, "{mode}");
     }
+}
+
+#[test]
+fn a_symlink_at_out_is_refused_in_every_mode() {
+    let dir = tmp();
+    let real = dir.path().join("real.jsonl");
+    std::fs::write(&real, "precious\n").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    // A dangling link too: following it would create the file it names.
+    let dangling = dir.path().join("dangling.jsonl");
+    let nowhere = dir.path().join("nowhere.jsonl");
+    std::os::unix::fs::symlink(&nowhere, &dangling).unwrap();
+    for path in [&link, &dangling] {
+        for mode in ["once", "all", "append"] {
+            let o = record(
+                &["-o", path.to_str().unwrap(), "--mode", mode],
+                &["tiny"],
+                &[],
+                SESSION.as_bytes(),
+            );
+            assert_eq!(o.status.code(), Some(1), "{mode}");
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains(&format!(
+                    "{} is a symbolic link; refusing to write through it",
+                    path.display()
+                )),
+                "{mode}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(std::fs::symlink_metadata(path).unwrap().is_symlink());
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), "precious\n");
+    assert!(!nowhere.exists());
+    // Nor is anything that is not a regular file written to.
+    let o = record(
+        &["-o", dir.path().to_str().unwrap(), "--mode", "all"],
+        &["tiny"],
+        &[],
+        SESSION.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a regular file"));
+}
+
+#[test]
+fn all_keeps_the_cassette_when_the_server_dies_at_start_up() {
+    let dir = tmp();
+    let out = dir.path().join("keep.jsonl");
+    assert_eq!(
+        record(
+            &["-o", out.to_str().unwrap()],
+            &["tiny"],
+            &[],
+            SESSION.as_bytes()
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    let before = std::fs::read(&out).unwrap();
+    // The server starts, then exits at once; the client's request is still read and recorded.
+    let o = run_with_input(
+        {
+            let mut cmd = Command::new(bin());
+            cmd.args(["record", "-o", out.to_str().unwrap(), "--mode", "all", "--"])
+                .args(["sh", "-c", "exit 3"]);
+            cmd
+        },
+        SESSION.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the server sent nothing this session"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(names(dir.path()), ["keep.jsonl"]);
+    // And the kept cassette still blocks `--mode once`.
+    let once = record(
+        &["-o", out.to_str().unwrap()],
+        &["tiny"],
+        &[],
+        SESSION.as_bytes(),
+    );
+    assert_eq!(once.status.code(), Some(1));
+}
+
+/// Runs `mcp-cassette <args>` under a file-size limit of `blocks` × 512 bytes, with SIGXFSZ
+/// ignored so that a write past the limit fails with EFBIG as a full disk fails a write.
+fn with_file_size_limit(blocks: u64, args: &[&str], input: &[u8]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f {blocks}; exec \"$0\" \"$@\""
+        ))
+        .arg(bin())
+        .args(args);
+    run_with_input(cmd, input)
+}
+
+#[test]
+fn a_failed_append_leaves_the_cassette_as_it_was() {
+    let dir = tmp();
+    let out = dir.path().join("full.jsonl");
+    assert_eq!(append(&out, &["tiny"], TWO_CALLS).status.code(), Some(0));
+    let before = std::fs::read(&out).unwrap();
+    // Room for at most 512 more bytes: the session's block (over 2 KiB) is cut off part way.
+    let blocks = before.len() as u64 / 512 + 1;
+    let server = fixture_server();
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{}"}}}}}}"#,
+        "m".repeat(2048)
+    );
+    let input = format!("{TWO_CALLS}{long}\n");
+    let o = with_file_size_limit(
+        blocks,
+        &[
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--mode",
+            "append",
+            "--",
+            server.to_str().unwrap(),
+            "tiny",
+        ],
+        input.as_bytes(),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("failed to write")
+            && stderr.contains("it was left as it was before this session"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // It still takes appends.
+    assert_eq!(append(&out, &["tiny"], TWO_CALLS).status.code(), Some(0));
+    assert_eq!(read_cassette(&out).1.len(), 8);
+
+    // `--mode all` on a full disk: the previous cassette stays, and no temporary remains.
+    let before = std::fs::read(&out).unwrap();
+    let o = with_file_size_limit(
+        0,
+        &[
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--mode",
+            "all",
+            "--",
+            server.to_str().unwrap(),
+            "tiny",
+        ],
+        TWO_CALLS.as_bytes(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(names(dir.path()), ["full.jsonl"]);
 }
 
 #[test]
@@ -830,4 +1044,83 @@ fn a_flood_is_recorded_whole_while_capture_holds_the_forwarders_back() {
         }
     }
     assert_eq!(next, count);
+}
+
+/// Starts `record` of the tiny server run with `ignored` signals ignored (an ignored signal
+/// stays ignored across `exec`), holds a two-call session open, and returns once both answers
+/// came back.
+fn stubborn_recording(
+    out: &Path,
+    ignored: &str,
+) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = Command::new(bin())
+        .args(["record", "-o", out.to_str().unwrap(), "--", "sh", "-c"])
+        .arg(format!("trap '' {ignored}; exec \"$0\" tiny"))
+        .arg(fixture_server())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(TWO_CALLS.as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    while seen.iter().filter(|b| **b == b'\n').count() < 2
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        let mut buf = [0u8; 4096];
+        let n = stdout.read(&mut buf).unwrap();
+        seen.extend_from_slice(&buf[..n]);
+    }
+    (child, stdin)
+}
+
+fn interrupt(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn ctrl_c_escalates_against_a_server_that_ignores_it() {
+    let dir = tmp();
+    // One Ctrl-C: the server ignores SIGINT, so SIGTERM follows after the grace period.
+    let out = dir.path().join("int.jsonl");
+    let (mut child, stdin) = stubborn_recording(&out, "INT");
+    let started = Instant::now();
+    interrupt(child.id());
+    let status = child.wait().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(status.code(), Some(0), "stopped by the signals we sent");
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(10),
+        "SIGTERM came after the SIGINT grace period: {waited:?}"
+    );
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era().map(|e| e.as_str()), Some("legacy"));
+    assert_eq!(entries.len(), 4);
+    drop(stdin);
+
+    // A server that ignores SIGINT and SIGTERM: each further Ctrl-C takes the next step at
+    // once, and the third one is SIGKILL.
+    let out = dir.path().join("kill.jsonl");
+    let (mut child, stdin) = stubborn_recording(&out, "INT TERM");
+    let started = Instant::now();
+    for _ in 0..3 {
+        interrupt(child.id());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = child.wait().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        waited < Duration::from_millis(1500),
+        "no grace period was waited out: {waited:?}"
+    );
+    assert_eq!(read_cassette(&out).1.len(), 4);
+    drop(stdin);
 }

@@ -445,6 +445,19 @@ fn malformed_lines_get_an_error_and_the_session_goes_on() {
     assert_eq!(e["error"]["code"], -32600);
     p.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
     assert_eq!(p.message()["error"]["code"], -32600);
+    // A request whose id is null is an invalid request, answered with id null (JSON-RPC 2.0),
+    // not taken for a notification and left unanswered.
+    p.send_line(r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#);
+    let e = p.message();
+    assert_eq!(e["id"], Value::Null);
+    assert_eq!(e["error"]["code"], -32600);
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a request's \"id\" must be a string or a number, not null"),
+        "{e}"
+    );
     p.send_line("");
     // A 50 MB argument: read whole, diagnosed with short excerpts, and the session goes on.
     let big = "x".repeat(50 * 1024 * 1024);
@@ -1513,5 +1526,95 @@ fn a_listen_with_no_server_frame_at_all_is_a_miss_not_a_crash() {
         stderr_of(&out).contains("the recording holds no response for it"),
         "{}",
         stderr_of(&out)
+    );
+}
+
+#[test]
+fn malformed_lines_are_noted_a_few_times_then_counted() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let input = "not json\n".repeat(100_000);
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    let stderr = stderr_of(&out);
+    assert_eq!(
+        stdout_messages(&out).len(),
+        100_000,
+        "every line is answered"
+    );
+    assert_eq!(
+        stderr.matches("is not a JSON-RPC message").count(),
+        10,
+        "{stderr:.2000}"
+    );
+    assert!(
+        stderr.contains(
+            "99990 more malformed line(s) from the client were answered with errors without a note (100000 in all)"
+        ),
+        "{stderr:.2000}"
+    );
+    assert!(stderr.len() < 4096, "{} bytes of stderr", stderr.len());
+}
+
+/// Peak resident memory (KiB) of `replay <cassette>` fed `input`.
+fn replay_peak_kib(cassette: &Path, input: Vec<u8>) -> u64 {
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by `try_reap` (wait4), which also reads its peak memory"
+    )]
+    let mut child = Command::new(bin())
+        .args(["replay", cassette.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let started = std::time::Instant::now();
+    let peak = loop {
+        if let Some((_, peak)) = crate::check::try_reap(&child) {
+            break peak;
+        }
+        assert!(started.elapsed() < Duration::from_secs(300), "replay hung");
+        thread::sleep(Duration::from_millis(10));
+    };
+    writer.join().expect("writer");
+    peak
+}
+
+#[test]
+fn a_request_near_the_size_limit_costs_a_few_times_its_size() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let line = |message: &str| {
+        let mut text = initialize(1).to_string();
+        text.push('\n');
+        text.push_str(&call(2, "echo", json!({ "message": message })).to_string());
+        text.push('\n');
+        text.into_bytes()
+    };
+    let size = 60 * 1024 * 1024;
+    let baseline = replay_peak_kib(&path, line("small"));
+    let big = replay_peak_kib(&path, line(&"x".repeat(size)));
+    let ratio = (big.saturating_sub(baseline) * 1024) as f64 / size as f64;
+    // Held at once: the line as read, the params as sent, the params parsed, and their redacted
+    // copy. It was about 6× when every diff entry and every shown value copied it whole.
+    assert!(
+        ratio < 4.75,
+        "a {size}-byte request cost {ratio:.2}× its size"
+    );
+}
+
+#[test]
+fn diagnostics_show_client_text_as_visible_escapes() {
+    let path = shared().join("corpus-0.4/tiny.cassette.jsonl");
+    let method = "tools/x\u{1b}[2J\u{1b}]52;c;aGk=\u{7}\u{202e}";
+    let input = format!("{}\n{}\n", req(1, method, json!({})), "not json \u{1b}[31m");
+    let out = run(&["replay", path.to_str().unwrap()], &input);
+    let stderr = stderr_of(&out);
+    assert!(crate::check::is_inert(&stderr), "{stderr:?}");
+    assert!(
+        stderr.contains("tools/x\\x1b[2J\\x1b]52;c;aGk=\\x07\\u{202e}"),
+        "{stderr}"
     );
 }

@@ -398,9 +398,20 @@ impl Session {
         }
         let mut redacted_params: Option<Value> = None;
         if self.index.redact_requests && !method_only {
-            if let Some(params) = req.params_value().ok().flatten() {
-                let (mut redacted, changed) = self.redactor.get().redact_value(&params);
+            // Redaction runs on the params as sent. Without volatile fields to drop, `shaped` is
+            // exactly that, so it is redacted rather than parsed a second time: a request near
+            // the line limit must not hold one more copy of itself (docs/replay.md, "Bad input").
+            let reparsed = if volatile {
+                req.params_value().ok().flatten()
+            } else {
+                None
+            };
+            if let Some(params) = reparsed.as_ref().or(shaped.as_ref()) {
+                let (mut redacted, changed) = self.redactor.get().redact_value(params);
+                drop(reparsed);
                 if changed > 0 {
+                    // From here on only the redacted params are read.
+                    shaped = None;
                     self.index.volatile.drop_from(method, &mut redacted);
                     fp = self
                         .index
