@@ -59,6 +59,7 @@ use serde_json::Value;
 
 pub mod cassette;
 mod fields;
+mod normalise;
 mod rules;
 mod text;
 
@@ -259,7 +260,8 @@ pub fn surface_cap(surface: Surface) -> Option<Level> {
     }
 }
 
-/// The sixteen rules, CAS-L001 … CAS-L016, in catalogue order.
+/// Every rule in catalogue order: CAS-L001 … CAS-L016, then CAS-L018 onward (CAS-L017 is
+/// reserved).
 pub fn catalogue() -> &'static [RuleDoc] {
     &rules::DOCS
 }
@@ -414,12 +416,15 @@ pub fn lint_output_text(text: &str) -> Vec<TextHit> {
 
 /// The ids of rules carrying a SAFE-MCP technique that fire on `text` read as a tool
 /// description (CAS-L008, which has none, is never included). Used by the snapshot
-/// rug-pull rule: a reworded description that trips an id the approved one did not.
+/// rug-pull rule: a reworded description that trips an id the approved one did not. Only
+/// the first stage (CAS-L001 … CAS-L016) is read: second-stage rules are at warn until they
+/// graduate, and must not turn an upgrade into a dangerous drift.
 pub fn safe_mcp_rule_ids(text: &str) -> BTreeSet<&'static str> {
     let prepared = Text::new(text);
     rules::DOCS
         .iter()
         .zip(rules::FINDERS.iter())
+        .take(rules::FIRST_STAGE)
         .filter(|(doc, _)| doc.safe_mcp.is_some() && doc.reads(Surface::Tool))
         .filter(|(_, find)| find(&prepared).is_some())
         .map(|(doc, _)| doc.id)
