@@ -472,7 +472,13 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
     let mut findings = Vec::new();
     for field in &fields.list {
         let text = Text::new(field.text);
-        for &index in rules_reading(field.surface) {
+        // Fields only the second stage reads skip the first stage's rules (fields.rs).
+        let first = if field.extended {
+            rules::FIRST_STAGE
+        } else {
+            0
+        };
+        for &index in rules_reading(field.surface).iter().filter(|&&i| i >= first) {
             let (Some(rule), Some(find)) = (rules::DOCS.get(index), rules::FINDERS.get(index))
             else {
                 continue;

@@ -696,8 +696,9 @@ fn hostile_text_stays_linear() {
 }
 
 /// Place one evaluation text where its `field` says: the description, or a schema text of a
-/// property (`description`, `enum`, `default`, `const`, `examples`, `title`) or of a `$defs`
-/// entry, so every schema surface is exercised.
+/// property (`description`, `enum`, `default`, `const`, `examples`, `title`, a string nested
+/// in a `default` object, a `not` sub-schema), of a `$defs` entry or of the `outputSchema`,
+/// so every schema surface is exercised.
 fn tool_with_text(text: &str, field: &str) -> Value {
     let property = match field {
         "description" => return tool(text),
@@ -707,6 +708,13 @@ fn tool_with_text(text: &str, field: &str) -> Value {
         "const" => json!({"const": text}),
         "examples" => json!({"type": "string", "examples": [text]}),
         "title" => json!({"type": "string", "title": text}),
+        "nested" => json!({"type": "object", "default": {"steps": ["start", text]}}),
+        "not" => json!({"type": "string", "not": {"description": text}}),
+        "output" => {
+            return json!({"name": "t", "description": "Adds two numbers.",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "properties": {"r": {"description": text}}}});
+        }
         "defs" => {
             return json!({"name": "t", "description": "Adds two numbers.", "inputSchema": {
                 "type": "object", "$defs": {"Mode": {"type": "string", "description": text}},
@@ -771,6 +779,7 @@ fn evaluation_set_recall_and_false_positives() {
                 .any(|c| !second_stage(c) && !INTENT_BY_DESIGN.contains(c))
             {
                 false_catalogue += 1;
+                println!("catalogue false positive {codes:?}: {text}");
             }
         }
     }

@@ -95,6 +95,10 @@ struct Table {
     automaton: AhoCorasick,
     /// Per automaton pattern, the entries it stands for.
     entries: Vec<Vec<Entry>>,
+    /// The same for the ASCII phrases only: ASCII text (most descriptions) cannot hold any
+    /// other, and the smaller automaton stays in cache.
+    ascii_automaton: AhoCorasick,
+    ascii_entries: Vec<Vec<Entry>>,
     /// Purpose words, matched on the purpose sentence only.
     purpose: AhoCorasick,
     purpose_entries: Vec<Vec<Entry>>,
@@ -156,6 +160,7 @@ fn parse(source: &str) -> Vec<(Family, u8, String, Vec<String>)> {
 fn build(
     lines: &[(Family, u8, String, Vec<String>)],
     purpose: bool,
+    ascii_only: bool,
 ) -> (AhoCorasick, Vec<Vec<Entry>>) {
     let mut patterns: Vec<String> = Vec::new();
     let mut entries: Vec<Vec<Entry>> = Vec::new();
@@ -169,7 +174,7 @@ fn build(
                 None => (phrase.as_str(), false),
             };
             let folded = normalise::fold_phrase(raw);
-            if folded.is_empty() {
+            if folded.is_empty() || (ascii_only && !folded.is_ascii()) {
                 continue;
             }
             let first = folded.chars().next().unwrap_or(' ');
@@ -206,11 +211,14 @@ fn build(
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let lines = parse(PHRASES);
-    let (automaton, entries) = build(&lines, false);
-    let (purpose, purpose_entries) = build(&lines, true);
+    let (automaton, entries) = build(&lines, false, false);
+    let (ascii_automaton, ascii_entries) = build(&lines, false, true);
+    let (purpose, purpose_entries) = build(&lines, true, false);
     Table {
         automaton,
         entries,
+        ascii_automaton,
+        ascii_entries,
         purpose,
         purpose_entries,
         #[cfg(test)]
@@ -244,9 +252,14 @@ struct Hit {
 
 fn hits(text: &str) -> Vec<Hit> {
     let table = &*TABLE;
+    let (automaton, entries) = if text.is_ascii() {
+        (&table.ascii_automaton, &table.ascii_entries)
+    } else {
+        (&table.automaton, &table.entries)
+    };
     let mut out = Vec::new();
-    for m in table.automaton.find_overlapping_iter(text) {
-        let Some(entries) = table.entries.get(m.pattern().as_usize()) else {
+    for m in automaton.find_overlapping_iter(text) {
+        let Some(entries) = entries.get(m.pattern().as_usize()) else {
             continue;
         };
         for entry in entries {
