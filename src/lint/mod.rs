@@ -1,5 +1,6 @@
-//! Safety lint: the CAS-L001…CAS-L016 catalogue and the engine that applies it to the text a
-//! server publishes to the model.
+//! Safety lint: the CAS-L001…CAS-L016 catalogue, the second stage (CAS-L018 onward: phrase
+//! families in ten languages over normalised text, and an intent reader; CAS-L017 is
+//! reserved), and the engine that applies them to the text a server publishes to the model.
 //!
 //! # Shape
 //!
@@ -10,7 +11,12 @@
 //!   [`Surface`] (spec §6.4): a tool's `description`, `title`, every text-bearing key of its
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
-//!   `description`.
+//!   `description`. Some fields (`outputSchema`, further sub-schema keys, strings nested in
+//!   values) are read by the second stage only, so the catalogue's results never change.
+//! * `normalise` folds a text (compatibility forms, homoglyphs, invisibles, leetspeak,
+//!   letter-spacing, comments) and decodes embedded base64, hex and percent-encoding for the
+//!   second stage; `rules::families` matches its phrase families and reads intent. Each
+//!   second-stage rule is silent where the catalogue rule of its family fires, and is warn.
 //! * This module runs, for each field in order, every rule that declares the field's surface,
 //!   in catalogue order, and turns hits into [`Finding`]s with the reference's subject and
 //!   message conventions (spec §5.3).

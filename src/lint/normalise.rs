@@ -184,6 +184,9 @@ fn is_word_byte(b: u8) -> bool {
 /// Whether ASCII text holds a word mixing letters with leetspeak characters, or a run of
 /// spaced single characters: the two ASCII features only the full fold undoes. One pass.
 fn ascii_needs_fold(bytes: &[u8]) -> bool {
+    if !may_need_fold(bytes) {
+        return false;
+    }
     let mut word = Word::default();
     let mut singles = 0usize;
     for &b in bytes {
@@ -207,6 +210,23 @@ fn ascii_needs_fold(bytes: &[u8]) -> bool {
         word = Word::default();
     }
     word.is_leet()
+}
+
+/// A quick necessary condition for [`ascii_needs_fold`], in branch-free passes the compiler
+/// vectorizes: leetspeak needs one of `0 1 3 4 5 7 @ $`, and letter-spacing needs two single
+/// word characters in a row, each followed by a separator (`x x `).
+fn may_need_fold(bytes: &[u8]) -> bool {
+    let leet = bytes
+        .iter()
+        .fold(0u8, |seen, &b| seen | u8::from(CLASS[b as usize] == LEET));
+    if leet != 0 {
+        return true;
+    }
+    let sep = |b: u8| CLASS[b as usize] == SEPARATOR;
+    let word = |b: u8| b.is_ascii_alphanumeric();
+    bytes.windows(5).fold(0u8, |seen, w| {
+        seen | u8::from(sep(w[0]) & word(w[1]) & sep(w[2]) & word(w[3]) & sep(w[4]))
+    }) != 0
 }
 
 /// What a word (a run of word bytes) is made of, for the leetspeak decision.
@@ -248,6 +268,10 @@ fn mark_comments(s: &str, reveals: &mut Vec<(u32, u32, Reveal)>) {
 pub(crate) fn comment_ranges(s: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let bytes = s.as_bytes();
+    // Both openers start with `<` or `[`: most texts hold neither.
+    if memchr::memchr2(b'<', b'[', bytes).is_none() {
+        return out;
+    }
     let mut at = 0;
     while let Some(i) = memchr::memmem::find(&bytes[at..], b"<!--") {
         let start = at + i;
@@ -362,37 +386,29 @@ fn full_fold(s: &str) -> View<'_> {
     };
     f.map.push((0, 0));
     let bytes = s.as_bytes();
-    let mut chars = s.char_indices().peekable();
     let mut prev_latin = false;
-    while let Some((at, c)) = chars.next() {
-        if c.is_ascii() {
-            // Letter-spacing: a run of single characters, each followed by one separator.
-            if is_word_byte(c as u8) && (at == 0 || !is_word_byte(bytes[at - 1])) {
-                if let Some(end) = spaced_run(bytes, at) {
-                    f.checkpoint(at);
-                    let start = f.out.len();
-                    let mut i = at;
-                    while i < end {
-                        let b = bytes[i];
-                        if is_word_byte(b) {
-                            f.checkpoint(i);
-                            f.out.push(b.to_ascii_lowercase() as char);
-                        }
-                        i += 1;
-                    }
-                    f.reveal(start, Reveal::SPACING);
-                    while chars.peek().is_some_and(|&(i, _)| i < end) {
-                        chars.next();
-                    }
-                    f.checkpoint(end);
-                    prev_latin = true;
-                    continue;
-                }
-            }
-            f.out.push(c.to_ascii_lowercase());
-            prev_latin = c.is_ascii_alphabetic();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at].is_ascii() {
+            // ASCII runs are copied in bulk and lowercased in place; only spaced runs are
+            // rebuilt character by character.
+            let end = bytes[at..]
+                .iter()
+                .position(|b| !b.is_ascii())
+                .map_or(bytes.len(), |n| at + n);
+            fold_ascii(&mut f, s, at, end);
+            prev_latin = bytes[end - 1].is_ascii_alphabetic();
+            at = end;
             continue;
         }
+        let Some(c) = s[at..].chars().next() else {
+            break;
+        };
+        let next_at = at + c.len_utf8();
+        let next_latin = bytes.get(next_at).is_some_and(u8::is_ascii_alphabetic);
+        let char_at = at;
+        at = next_at;
+        let at = char_at;
         let start = f.out.len();
         if is_invisible(c) {
             f.checkpoint(at + c.len_utf8());
@@ -404,7 +420,6 @@ fn full_fold(s: &str) -> View<'_> {
             prev_latin = false;
             continue;
         }
-        let next_latin = chars.peek().is_some_and(|&(_, n)| n.is_ascii_alphabetic());
         let mut reveal = Reveal::default();
         let mut changed = false;
         decompose_compatible(c, |d| {
@@ -447,6 +462,49 @@ fn full_fold(s: &str) -> View<'_> {
         map: f.map,
         reveals,
     }
+}
+
+/// Copy `s[start..end]` (ASCII) lowercased, collapsing letter-spaced runs.
+fn fold_ascii(f: &mut Folder, s: &str, start: usize, end: usize) {
+    let bytes = s.as_bytes();
+    let mut copy_from = start;
+    let mut i = start;
+    while i < end {
+        let b = bytes[i];
+        let single = is_word_byte(b)
+            && (i == 0 || !is_word_byte(bytes[i - 1]))
+            && bytes
+                .get(i + 1)
+                .is_some_and(|&n| CLASS[n as usize] == SEPARATOR);
+        if let Some(run_end) = single.then(|| spaced_run(bytes, i)).flatten() {
+            copy_lower(f, s, copy_from, i);
+            f.checkpoint(i);
+            let out_start = f.out.len();
+            for (k, &rb) in bytes.iter().enumerate().take(run_end).skip(i) {
+                if is_word_byte(rb) {
+                    f.checkpoint(k);
+                    f.out.push(rb.to_ascii_lowercase() as char);
+                }
+            }
+            f.reveal(out_start, Reveal::SPACING);
+            f.checkpoint(run_end);
+            i = run_end;
+            copy_from = run_end;
+            continue;
+        }
+        i += 1;
+    }
+    copy_lower(f, s, copy_from, end);
+}
+
+fn copy_lower(f: &mut Folder, s: &str, start: usize, end: usize) {
+    if start >= end {
+        return;
+    }
+    f.checkpoint(start);
+    let from = f.out.len();
+    f.out.push_str(&s[start..end]);
+    f.out[from..].make_ascii_lowercase();
 }
 
 /// Comment ranges found in the original, translated to folded offsets.

@@ -22,7 +22,9 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use super::super::normalise::{self, Decoded, View};
 use super::super::text::excerpt_around;
@@ -91,14 +93,15 @@ struct Entry {
 }
 
 struct Table {
-    /// Families' and intent phrases (all but purpose words).
-    automaton: AhoCorasick,
-    /// Per automaton pattern, the entries it stands for.
+    /// Families' and intent phrases (all but purpose words), folded.
+    patterns: Vec<String>,
+    /// Per pattern, the entries it stands for.
     entries: Vec<Vec<Entry>>,
-    /// The same for the ASCII phrases only: ASCII text (most descriptions) cannot hold any
-    /// other, and the smaller automaton stays in cache.
-    ascii_automaton: AhoCorasick,
-    ascii_entries: Vec<Vec<Entry>>,
+    /// Pattern indexes by their first four bytes (ASCII lowercase), for verification where
+    /// the start gate admits a position.
+    by_prefix: HashMap<u32, Vec<usize>, foldhash::fast::FixedState>,
+    /// Where a phrase may start (see [`StartGate`]).
+    gate: StartGate,
     /// Purpose words, matched on the purpose sentence only.
     purpose: AhoCorasick,
     purpose_entries: Vec<Vec<Entry>>,
@@ -160,8 +163,7 @@ fn parse(source: &str) -> Vec<(Family, u8, String, Vec<String>)> {
 fn build(
     lines: &[(Family, u8, String, Vec<String>)],
     purpose: bool,
-    ascii_only: bool,
-) -> (AhoCorasick, Vec<Vec<Entry>>) {
+) -> (Vec<Vec<Entry>>, Vec<String>) {
     let mut patterns: Vec<String> = Vec::new();
     let mut entries: Vec<Vec<Entry>> = Vec::new();
     for (family, roles, _, phrases) in lines {
@@ -174,7 +176,9 @@ fn build(
                 None => (phrase.as_str(), false),
             };
             let folded = normalise::fold_phrase(raw);
-            if folded.is_empty() || (ascii_only && !folded.is_ascii()) {
+            // Every family phrase is at least four bytes long (a test checks): the start
+            // gate reads four bytes. Purpose words go to an automaton instead.
+            if folded.is_empty() || (!purpose && folded.len() < MIN_PHRASE) {
                 continue;
             }
             let first = folded.chars().next().unwrap_or(' ');
@@ -194,31 +198,85 @@ fn build(
             }
         }
     }
-    // Constant patterns; the tests build this table.
-    let automaton = AhoCorasick::builder()
+    (entries, patterns)
+}
+
+/// The purpose-word automaton (a few hundred short words, searched only in a purpose
+/// sentence). Constant patterns; the tests build this table.
+fn purpose_automaton(patterns: &[String]) -> AhoCorasick {
+    AhoCorasick::builder()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&patterns)
-        .unwrap_or_else(|_| {
-            AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&patterns)
-                .expect("phrase automaton builds")
-        });
-    (automaton, entries)
+        .build(patterns)
+        .expect("purpose automaton builds")
+}
+
+/// Bits of the prefix set (8 KiB, so it stays in cache).
+const PREFIX_BITS: usize = 1 << 16;
+/// Shortest phrase: the gate reads four bytes (a test checks every phrase is this long).
+const MIN_PHRASE: usize = 4;
+
+/// A necessary condition for a phrase to start at a position, checked in one lookup that
+/// stays in cache: the hash of the position's first four bytes (ASCII case folded) is in the
+/// set of phrases' first four bytes. Only where it holds are the phrases sharing those four
+/// bytes compared. It can only skip work: every phrase passes its own gate (a test checks).
+struct StartGate {
+    prefixes: Vec<u64>,
+}
+
+/// The first four bytes, ASCII lowercase, as one number (branch-free: the high bit of each
+/// byte marks `A`..=`Z`, shifted down to the `0x20` bit).
+fn word(b: &[u8]) -> u32 {
+    let x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let low = x & 0x7F7F_7F7F;
+    let above_z = low.wrapping_add(0x2525_2525); // high bit set where byte > 'Z'
+    let from_a = low.wrapping_add(0x3F3F_3F3F); // high bit set where byte >= 'A'
+    let upper = from_a & !above_z & !x & 0x8080_8080;
+    x | upper >> 2
+}
+
+fn prefix_bit(w: u32) -> usize {
+    (w.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+impl StartGate {
+    fn new(patterns: &[String]) -> Self {
+        let mut prefixes = vec![0u64; PREFIX_BITS / 64];
+        for p in patterns {
+            let i = prefix_bit(word(p.as_bytes()));
+            if let Some(w) = prefixes.get_mut(i / 64) {
+                *w |= 1 << (i % 64);
+            }
+        }
+        StartGate { prefixes }
+    }
+
+    /// Whether a phrase may start with the four bytes `w` (see [`word`]).
+    fn admits(&self, w: u32) -> bool {
+        let i = prefix_bit(w);
+        self.prefixes
+            .get(i / 64)
+            .is_some_and(|bits| bits & (1 << (i % 64)) != 0)
+    }
 }
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let lines = parse(PHRASES);
-    let (automaton, entries) = build(&lines, false, false);
-    let (ascii_automaton, ascii_entries) = build(&lines, false, true);
-    let (purpose, purpose_entries) = build(&lines, true, false);
+    let (entries, patterns) = build(&lines, false);
+    let (purpose_entries, purpose_patterns) = build(&lines, true);
+    let purpose = purpose_automaton(&purpose_patterns);
+    let mut by_prefix: HashMap<u32, Vec<usize>, foldhash::fast::FixedState> = HashMap::default();
+    for (i, pattern) in patterns.iter().enumerate() {
+        by_prefix
+            .entry(word(pattern.as_bytes()))
+            .or_default()
+            .push(i);
+    }
     Table {
-        automaton,
+        gate: StartGate::new(&patterns),
+        patterns,
         entries,
-        ascii_automaton,
-        ascii_entries,
+        by_prefix,
         purpose,
         purpose_entries,
         #[cfg(test)]
@@ -250,30 +308,84 @@ struct Hit {
     roles: u8,
 }
 
+/// Every phrase occurrence, in order of start: the start gate picks positions, and the
+/// phrases sharing the position's first four bytes are compared there.
 fn hits(text: &str) -> Vec<Hit> {
     let table = &*TABLE;
-    let (automaton, entries) = if text.is_ascii() {
-        (&table.ascii_automaton, &table.ascii_entries)
-    } else {
-        (&table.automaton, &table.entries)
-    };
+    let b = text.as_bytes();
     let mut out = Vec::new();
-    for m in automaton.find_overlapping_iter(text) {
-        let Some(entries) = entries.get(m.pattern().as_usize()) else {
-            continue;
+    let last = (b.len() + 1).saturating_sub(MIN_PHRASE);
+    for_each_start(b, |p| {
+        if p >= last {
+            return;
+        }
+        let w = word(&b[p..]);
+        if !table.gate.admits(w) {
+            return;
+        }
+        let Some(ids) = table.by_prefix.get(&w) else {
+            return;
         };
-        for entry in entries {
-            if bounded(text, m.start(), m.end(), entry) {
-                out.push(Hit {
-                    start: m.start(),
-                    end: m.end(),
-                    family: entry.family,
-                    roles: entry.roles,
-                });
+        for &id in ids {
+            let (Some(pattern), Some(entries)) = (table.patterns.get(id), table.entries.get(id))
+            else {
+                continue;
+            };
+            let end = p + pattern.len();
+            // The first four bytes are equal (same key); compare the rest byte by byte,
+            // leaving at the first difference (most candidates differ at once).
+            let same = b.get(p..end).is_some_and(|there| {
+                there
+                    .iter()
+                    .zip(pattern.as_bytes())
+                    .skip(MIN_PHRASE)
+                    .all(|(t, q)| t.to_ascii_lowercase() == *q)
+            });
+            if !same {
+                continue;
+            }
+            for entry in entries {
+                if bounded(text, p, end, entry) {
+                    out.push(Hit {
+                        start: p,
+                        end,
+                        family: entry.family,
+                        roles: entry.roles,
+                    });
+                }
             }
         }
-    }
+    });
     out
+}
+
+/// Call `f` at every position a phrase may start: a word start (an ASCII letter or digit
+/// after anything else), one of the punctuation bytes phrases begin with (`.`, `~`, `/`), or
+/// a non-ASCII lead byte. The masks are computed 64 bytes at a time with branch-free
+/// arithmetic the compiler vectorizes; only set bits are visited.
+fn for_each_start(b: &[u8], mut f: impl FnMut(usize)) {
+    let mut carry = 0u64;
+    for (block, chunk) in b.chunks(64).enumerate() {
+        let (mut alnum, mut other) = (0u64, 0u64);
+        for (i, &c) in chunk.iter().enumerate() {
+            let lower = c | 0x20;
+            let is_alnum =
+                u64::from(lower.wrapping_sub(b'a') < 26) | u64::from(c.wrapping_sub(b'0') < 10);
+            let starts = u64::from(c == b'.')
+                | u64::from(c == b'~')
+                | u64::from(c == b'/')
+                | u64::from(c >= 0xC0);
+            alnum |= is_alnum << i;
+            other |= starts << i;
+        }
+        let mut starts = (alnum & !(alnum << 1 | carry)) | other;
+        carry = alnum >> 63;
+        while starts != 0 {
+            let i = starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            f(block * 64 + i);
+        }
+    }
 }
 
 /// For each phrase family, the first folded span where both roles meet.
@@ -530,6 +642,51 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn word_folds_ascii_case_only() {
+        for a in 0..=255u8 {
+            let folded = word(&[a, b'x', b'Y', 0xC3]);
+            assert_eq!(
+                folded.to_le_bytes(),
+                [a.to_ascii_lowercase(), b'x', b'y', 0xC3],
+                "{a}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_phrase_passes_the_start_gate() {
+        let lines = parse(PHRASES);
+        let (_, patterns) = build(&lines, false);
+        let table = &*TABLE;
+        for pattern in &patterns {
+            assert!(table.gate.admits(word(pattern.as_bytes())), "{pattern:?}");
+            // Upper case in the text (a borrowed ASCII view) is admitted too.
+            let upper = pattern.to_ascii_uppercase();
+            assert_eq!(
+                word(upper.as_bytes()),
+                word(pattern.as_bytes()),
+                "{upper:?}"
+            );
+            assert!(!analyse_hits_miss(pattern), "{pattern:?}");
+        }
+        for (_, _, _, phrases) in lines.iter().filter(|l| l.0 != Family::Purpose) {
+            for phrase in phrases {
+                let folded = normalise::fold_phrase(phrase.trim_end_matches('*'));
+                assert!(
+                    folded.len() >= 3,
+                    "phrase too short for the gate: {phrase:?}"
+                );
+            }
+        }
+    }
+
+    /// Whether the gated search misses a phrase standing alone.
+    fn analyse_hits_miss(pattern: &str) -> bool {
+        let text = format!("{pattern} ");
+        hits(&text).iter().all(|h| h.start != 0)
     }
 
     #[test]
