@@ -24,7 +24,7 @@
 //!
 //! Every step is one pass over the text (or over one token of it), so the whole preparation is
 //! linear. Plain ASCII prose with none of the features above (the common case) is not copied:
-//! the main view borrows it, and the phrase automaton matches it ASCII-case-insensitively.
+//! the main view borrows it, and phrases are matched against it ASCII-case-insensitively.
 //! Folding is applied to the phrase lists exactly as to the text, so a phrase matches whatever
 //! the fold makes of it.
 
@@ -79,8 +79,8 @@ impl Reveal {
 
 /// A view of a text, in folded form, with the way back to the original.
 pub(crate) struct View<'a> {
-    /// The folded text the phrase automaton reads; the original itself (borrowed) when
-    /// folding would change nothing but ASCII case, which the automaton ignores.
+    /// The folded text phrases are matched in; the original itself (borrowed) when folding
+    /// would change nothing but ASCII case, which phrase matching ignores.
     pub(crate) text: Cow<'a, str>,
     /// Offset checkpoints `(folded, original)`: from each checkpoint on, offsets advance
     /// together until the next one. Empty when the view is the original.
@@ -605,7 +605,7 @@ fn leet_fold(f: &mut Folder) {
     f.out = String::from_utf8(bytes).unwrap_or_default();
 }
 
-/// Fold a phrase from the lists exactly as text is folded, for the automaton.
+/// Fold a phrase from the lists exactly as text is folded.
 pub(crate) fn fold_phrase(phrase: &str) -> String {
     full_fold(phrase).text.into_owned()
 }

@@ -6,9 +6,12 @@
 //! `phrases.txt` lists, per family and language, phrases of two roles (for instruction
 //! override: a verb such as "disregard", and an object such as "guidance you were given").
 //! A family fires when a phrase of each role occurs within [`WINDOW`] bytes of folded text, in
-//! either order (word order differs between the languages). Every phrase of every family is
-//! in one Aho–Corasick automaton, run once over the text's main view (see `normalise`) and
-//! over each decoded view, so the cost is one linear pass whatever the number of phrases.
+//! either order (word order differs between the languages). Phrases are found in one pass
+//! over the text's main view (see `normalise`) and over each decoded view: at each position
+//! a phrase may start (a word start, found 64 bytes at a time), the first four bytes are
+//! checked against an 8 KiB hashed set ([`StartGate`]), and only where they match are the
+//! phrases sharing them compared. Every phrase is at most a few dozen bytes, so the pass is
+//! linear whatever the number of phrases.
 //!
 //! # Intent
 //!
