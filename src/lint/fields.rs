@@ -12,12 +12,17 @@ use super::Surface;
 pub(crate) struct Field<'v> {
     pub(crate) text: &'v str,
     pub(crate) surface: Surface,
+    /// Found where only the second stage (CAS-L018 onward) reads: `outputSchema`, the
+    /// sub-schema keys beyond the first stage's seven, strings nested inside `default`,
+    /// `const`, `enum` and `examples` values. The first-stage rules keep the fields they have
+    /// always read, so their results do not change.
+    pub(crate) extended: bool,
     place: Place,
 }
 
 /// Where a field sits. Labels are rendered only for fields that produce a finding, so the
-/// walk itself allocates nothing per text.
-#[derive(Clone, Copy)]
+/// walk itself allocates nothing per text (but a suffix for strings nested inside values).
+#[derive(Clone)]
 enum Place {
     /// A top-level key: `description`, `title`, `name`.
     Key(&'static str),
@@ -28,6 +33,13 @@ enum Place {
         node: usize,
         key: &'static str,
         member: Option<usize>,
+    },
+    /// A string nested inside a value: `<path of schema node>.<key><suffix>`, the suffix
+    /// spelled `[i]` and `.name` (allocated only for such strings, which are rare).
+    Nested {
+        node: usize,
+        key: &'static str,
+        suffix: String,
     },
 }
 
@@ -64,8 +76,9 @@ const TEXT_KEYS: [&str; 4] = ["description", "title", "default", "const"];
 /// The same where the schema holds a list of values.
 const TEXT_LIST_KEYS: [&str; 2] = ["enum", "examples"];
 /// Keys holding sub-schemas: a list of schemas, a single schema (`items`), or a map of named
-/// schemas (`properties`, `$defs`, `definitions`).
-const CHILD_KEYS: [&str; 7] = [
+/// schemas (`properties`, `$defs`, `definitions`). The first seven are read by every rule;
+/// the rest (from `not` on) only by the second stage (see [`Field::extended`]).
+const CHILD_KEYS: [&str; 20] = [
     "properties",
     "items",
     "anyOf",
@@ -73,7 +86,38 @@ const CHILD_KEYS: [&str; 7] = [
     "allOf",
     "$defs",
     "definitions",
+    "not",
+    "additionalProperties",
+    "patternProperties",
+    "prefixItems",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
 ];
+/// How many of [`CHILD_KEYS`] every rule reads.
+const FIRST_STAGE_CHILD_KEYS: usize = 7;
+/// Child keys whose object value is one schema rather than a map of named schemas.
+const SINGLE_SCHEMA_KEYS: [&str; 11] = [
+    "items",
+    "not",
+    "additionalProperties",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+];
+/// Deepest level read inside a `default`, `const`, `enum` or `examples` value.
+const VALUE_DEPTH_LIMIT: usize = 4;
 /// Where a schema key's value goes during the walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
@@ -99,12 +143,22 @@ fn slot_of(key: &str) -> Option<Slot> {
         "allOf" => Slot::Child(4),
         "$defs" => Slot::Child(5),
         "definitions" => Slot::Child(6),
+        "not" => Slot::Child(7),
+        "additionalProperties" => Slot::Child(8),
+        "patternProperties" => Slot::Child(9),
+        "prefixItems" => Slot::Child(10),
+        "if" => Slot::Child(11),
+        "then" => Slot::Child(12),
+        "else" => Slot::Child(13),
+        "dependentSchemas" => Slot::Child(14),
+        "contains" => Slot::Child(15),
+        "propertyNames" => Slot::Child(16),
+        "unevaluatedProperties" => Slot::Child(17),
+        "unevaluatedItems" => Slot::Child(18),
+        "additionalItems" => Slot::Child(19),
         _ => return None,
     })
 }
-
-/// The child key whose object value is itself a schema rather than a map of them.
-const SINGLE_SCHEMA_KEY: &str = "items";
 
 impl<'v> Fields<'v> {
     fn new() -> Self {
@@ -119,8 +173,53 @@ impl<'v> Fields<'v> {
             self.list.push(Field {
                 text,
                 surface,
+                extended: false,
                 place: Place::Key(key),
             });
+        }
+    }
+
+    /// Strings nested inside a `default`, `const`, `enum` or `examples` value (arrays and
+    /// objects), to [`VALUE_DEPTH_LIMIT`] levels; only the second stage reads them.
+    fn walk_value(
+        &mut self,
+        value: &'v Value,
+        node: usize,
+        key: &'static str,
+        suffix: &mut String,
+        depth: usize,
+    ) {
+        if depth > VALUE_DEPTH_LIMIT {
+            return;
+        }
+        let len = suffix.len();
+        match value {
+            Value::String(text) if depth > 0 => self.list.push(Field {
+                text,
+                surface: Surface::Tool,
+                extended: true,
+                place: Place::Nested {
+                    node,
+                    key,
+                    suffix: suffix.clone(),
+                },
+            }),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    suffix.push_str(&format!("[{i}]"));
+                    self.walk_value(item, node, key, suffix, depth + 1);
+                    suffix.truncate(len);
+                }
+            }
+            Value::Object(members) => {
+                for (name, member) in members {
+                    suffix.push('.');
+                    suffix.push_str(name);
+                    self.walk_value(member, node, key, suffix, depth + 1);
+                    suffix.truncate(len);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -137,6 +236,17 @@ impl<'v> Fields<'v> {
                 if let Some(i) = member {
                     label.push_str(&format!("[{i}]"));
                 }
+                label
+            }
+            Place::Nested {
+                node,
+                key,
+                ref suffix,
+            } => {
+                let mut label = self.node_path(node);
+                label.push('.');
+                label.push_str(key);
+                label.push_str(suffix);
                 label
             }
         }
@@ -182,6 +292,7 @@ impl<'v> Fields<'v> {
         parent: Option<usize>,
         step: Step<'v>,
         depth: usize,
+        extended: bool,
     ) {
         if depth > SCHEMA_DEPTH_LIMIT {
             return;
@@ -194,12 +305,16 @@ impl<'v> Fields<'v> {
 
         let mut texts: [Option<&'v String>; 4] = [None; 4];
         let mut lists: [Option<&'v Vec<Value>>; 2] = [None; 2];
-        let mut children: [Option<&'v Value>; 7] = [None; 7];
+        let mut children: [Option<&'v Value>; 20] = [None; 20];
+        let mut nested: [Option<&'v Value>; 4] = [None; 4];
         for (key, member) in obj {
             // Slots follow TEXT_KEYS, TEXT_LIST_KEYS and CHILD_KEYS; a test checks the match
             // against those lists.
             match (slot_of(key), member) {
                 (Some(Slot::Text(i)), Value::String(text)) => texts[i] = Some(text),
+                (Some(Slot::Text(i)), Value::Array(_) | Value::Object(_)) => {
+                    nested[i] = Some(member);
+                }
                 (Some(Slot::List(i)), Value::Array(items)) => lists[i] = Some(items),
                 (Some(Slot::Child(i)), _) => children[i] = Some(member),
                 _ => {}
@@ -211,6 +326,7 @@ impl<'v> Fields<'v> {
                 self.list.push(Field {
                     text,
                     surface: Surface::Tool,
+                    extended,
                     place: Place::Schema {
                         node,
                         key,
@@ -221,32 +337,46 @@ impl<'v> Fields<'v> {
         }
         for (key, items) in TEXT_LIST_KEYS.iter().zip(lists) {
             for (i, item) in items.into_iter().flatten().enumerate() {
-                if let Value::String(text) = item {
-                    self.list.push(Field {
+                match item {
+                    Value::String(text) => self.list.push(Field {
                         text,
                         surface: Surface::Tool,
+                        extended,
                         place: Place::Schema {
                             node,
                             key,
                             member: Some(i),
                         },
-                    });
+                    }),
+                    Value::Array(_) | Value::Object(_) => {
+                        let mut suffix = format!("[{i}]");
+                        self.walk_value(item, node, key, &mut suffix, 1);
+                    }
+                    _ => {}
                 }
             }
         }
-        for (key, child) in CHILD_KEYS.iter().zip(children) {
+        for (key, value) in TEXT_KEYS.iter().zip(nested) {
+            if let Some(value) = value {
+                self.walk_value(value, node, key, &mut String::new(), 0);
+            }
+        }
+        for (i, (key, child)) in CHILD_KEYS.iter().zip(children).enumerate() {
+            let extended = extended || i >= FIRST_STAGE_CHILD_KEYS;
             match child {
                 Some(Value::Array(schemas)) => {
                     for (i, schema) in schemas.iter().enumerate() {
-                        self.walk_schema(schema, Some(node), Step::Indexed(key, i), depth + 1);
+                        let step = Step::Indexed(key, i);
+                        self.walk_schema(schema, Some(node), step, depth + 1, extended);
                     }
                 }
-                Some(schema @ Value::Object(_)) if *key == SINGLE_SCHEMA_KEY => {
-                    self.walk_schema(schema, Some(node), Step::Single(key), depth + 1);
+                Some(schema @ Value::Object(_)) if SINGLE_SCHEMA_KEYS.contains(key) => {
+                    self.walk_schema(schema, Some(node), Step::Single(key), depth + 1, extended);
                 }
                 Some(Value::Object(named)) => {
                     for (name, schema) in named {
-                        self.walk_schema(schema, Some(node), Step::Named(key, name), depth + 1);
+                        let step = Step::Named(key, name);
+                        self.walk_schema(schema, Some(node), step, depth + 1, extended);
                     }
                 }
                 _ => {}
@@ -255,17 +385,20 @@ impl<'v> Fields<'v> {
     }
 }
 
-/// A tool: `description`, `title`, then the input schema and the annotations, both walked.
+/// A tool: `description`, `title`, then the input schema and the annotations, both walked,
+/// then the output schema (second stage only).
 pub(crate) fn tool_fields(tool: &Map<String, Value>) -> Fields<'_> {
     // One pass over the entries instead of four hashed lookups: this runs once per tool of
     // every listing.
     let (mut description, mut title, mut schema, mut annotations) = (None, None, None, None);
+    let mut output = None;
     for (key, value) in tool {
         match key.as_str() {
             "description" => description = Some(value),
             "title" => title = Some(value),
             "inputSchema" => schema = Some(value),
             "annotations" => annotations = Some(value),
+            "outputSchema" => output = Some(value),
             _ => {}
         }
     }
@@ -273,10 +406,14 @@ pub(crate) fn tool_fields(tool: &Map<String, Value>) -> Fields<'_> {
     fields.push_key("description", description, Surface::Tool);
     fields.push_key("title", title, Surface::Tool);
     if let Some(schema) = schema {
-        fields.walk_schema(schema, None, Step::Root("inputSchema"), 0);
+        fields.walk_schema(schema, None, Step::Root("inputSchema"), 0, false);
     }
     if let Some(annotations) = annotations {
-        fields.walk_schema(annotations, None, Step::Root("annotations"), 0);
+        fields.walk_schema(annotations, None, Step::Root("annotations"), 0, false);
+    }
+    if let Some(output) = output {
+        // The model reads a tool's output schema too; only the second stage reads it here.
+        fields.walk_schema(output, None, Step::Root("outputSchema"), 0, true);
     }
     fields
 }
@@ -297,6 +434,7 @@ pub(crate) fn prompt_fields(prompt: &Map<String, Value>) -> Fields<'_> {
                     fields.list.push(Field {
                         text,
                         surface: Surface::Prompt,
+                        extended: false,
                         place: Place::Argument(i, key),
                     });
                 }
@@ -369,6 +507,50 @@ mod tests {
                 "inputSchema.definitions.E.title",
                 "annotations.title",
             ]
+        );
+    }
+
+    #[test]
+    fn second_stage_reads_every_schema_text() {
+        let tool = json!({
+            "inputSchema": {
+                "properties": {
+                    "p": {"default": {"note": "n", "list": ["x", 1]}, "enum": [["e"]], "not": {"description": "not"}},
+                    "q": {"additionalProperties": {"title": "ap"}, "patternProperties": {"^x": {"description": "pp"}}}
+                },
+                "if": {"description": "if"}, "prefixItems": [{"description": "pi"}]
+            },
+            "outputSchema": {"description": "out"}
+        });
+        let Some(obj) = tool.as_object() else {
+            panic!("object");
+        };
+        let fields = tool_fields(obj);
+        let got: Vec<(String, bool)> = fields
+            .list
+            .iter()
+            .map(|f| (fields.label(f), f.extended))
+            .collect();
+        let expected = [
+            ("inputSchema.properties.p.enum[0][0]", true),
+            ("inputSchema.properties.p.default.note", true),
+            ("inputSchema.properties.p.default.list[0]", true),
+            ("inputSchema.properties.p.not.description", true),
+            ("inputSchema.properties.q.additionalProperties.title", true),
+            (
+                "inputSchema.properties.q.patternProperties.^x.description",
+                true,
+            ),
+            ("inputSchema.prefixItems[0].description", true),
+            ("inputSchema.if.description", true),
+            ("outputSchema.description", true),
+        ];
+        assert_eq!(
+            got,
+            expected
+                .iter()
+                .map(|(l, e)| ((*l).to_owned(), *e))
+                .collect::<Vec<_>>()
         );
     }
 

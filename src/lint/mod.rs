@@ -1,5 +1,6 @@
-//! Safety lint: the CAS-L001…CAS-L016 catalogue and the engine that applies it to the text a
-//! server publishes to the model.
+//! Safety lint: the CAS-L001…CAS-L016 catalogue, the second stage (CAS-L018 onward: phrase
+//! families in ten languages over normalised text, and an intent reader; CAS-L017 is
+//! reserved), and the engine that applies them to the text a server publishes to the model.
 //!
 //! # Shape
 //!
@@ -10,7 +11,12 @@
 //!   [`Surface`] (docs/check.md, "What is read"): a tool's `description`, `title`, every text-bearing key of its
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
-//!   `description`.
+//!   `description`. Some fields (`outputSchema`, further sub-schema keys, strings nested in
+//!   values) are read by the second stage only, so the catalogue's results never change.
+//! * `normalise` folds a text (compatibility forms, homoglyphs, invisibles, leetspeak,
+//!   letter-spacing, comments) and decodes embedded base64, hex and percent-encoding for the
+//!   second stage; `rules::families` matches its phrase families and reads intent. Each
+//!   second-stage rule is silent where the catalogue rule of its family fires, and is warn.
 //! * This module runs, for each field in order, every rule that declares the field's surface,
 //!   in catalogue order, and turns hits into [`Finding`]s with the reference's subject and
 //!   message conventions (docs/check.md, "Reports").
@@ -59,6 +65,7 @@ use serde_json::Value;
 
 pub mod cassette;
 mod fields;
+mod normalise;
 mod rules;
 mod text;
 
@@ -215,7 +222,8 @@ pub fn surface_cap(surface: Surface) -> Option<Level> {
     }
 }
 
-/// The sixteen rules, CAS-L001 … CAS-L016, in catalogue order.
+/// Every rule in catalogue order: CAS-L001 … CAS-L016, then CAS-L018 onward (CAS-L017 is
+/// reserved).
 pub fn catalogue() -> &'static [RuleDoc] {
     &rules::DOCS
 }
@@ -370,12 +378,15 @@ pub fn lint_output_text(text: &str) -> Vec<TextHit> {
 
 /// The ids of rules carrying a SAFE-MCP technique that fire on `text` read as a tool
 /// description (CAS-L008, which has none, is never included). Used by the snapshot
-/// rug-pull rule: a reworded description that trips an id the approved one did not.
+/// rug-pull rule: a reworded description that trips an id the approved one did not. Only
+/// the first stage (CAS-L001 … CAS-L016) is read: second-stage rules are at warn until they
+/// graduate, and must not turn an upgrade into a dangerous drift.
 pub fn safe_mcp_rule_ids(text: &str) -> BTreeSet<&'static str> {
     let prepared = Text::new(text);
     rules::DOCS
         .iter()
         .zip(rules::FINDERS.iter())
+        .take(rules::FIRST_STAGE)
         .filter(|(doc, _)| doc.safe_mcp.is_some() && doc.reads(Surface::Tool))
         .filter(|(_, find)| find(&prepared).is_some())
         .map(|(doc, _)| doc.id)
@@ -423,7 +434,13 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
     let mut findings = Vec::new();
     for field in &fields.list {
         let text = Text::new(field.text);
-        for &index in rules_reading(field.surface) {
+        // Fields only the second stage reads skip the first stage's rules (fields.rs).
+        let first = if field.extended {
+            rules::FIRST_STAGE
+        } else {
+            0
+        };
+        for &index in rules_reading(field.surface).iter().filter(|&&i| i >= first) {
             let (Some(rule), Some(find)) = (rules::DOCS.get(index), rules::FINDERS.get(index))
             else {
                 continue;

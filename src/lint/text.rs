@@ -17,6 +17,8 @@ pub(crate) struct Text<'a> {
     /// Which phrase-rule anchor groups occur in the text (see `rules::Anchors`), computed by
     /// one automaton pass the first time a phrase rule asks.
     pub(crate) phrase_hits: OnceCell<u32>,
+    /// What the second stage (CAS-L018 onward) found, computed once for all its rules.
+    pub(crate) second: OnceCell<super::rules::families::Analysis>,
 }
 
 impl<'a> Text<'a> {
@@ -25,6 +27,7 @@ impl<'a> Text<'a> {
             s,
             ascii: s.is_ascii(),
             phrase_hits: OnceCell::new(),
+            second: OnceCell::new(),
         }
     }
 }

@@ -604,9 +604,14 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
         .filter(|line| line.starts_with("CAS-"))
         .map(|line| line.split_whitespace().next().unwrap())
         .collect();
-    assert_eq!(ids.len(), 24, "{}", run.stdout);
+    // The first stage, then the second (CAS-L017 is reserved, CAS-L018 onward follow).
+    assert_eq!(ids.len(), 31, "{}", run.stdout);
     assert_eq!(ids[0], "CAS-C001");
     assert_eq!(ids[23], "CAS-L016");
+    assert_eq!(ids[24], "CAS-L018");
+    assert_eq!(ids[30], "CAS-L024");
+    assert!(run.stdout.contains("CAS-L018  warn   shape       "));
+    assert!(run.stdout.contains("CAS-L024  warn   intent      "));
     assert!(
         run.stdout
             .contains("CAS-C005  error  structural  inputSchema is not valid JSON Schema\n")
@@ -631,11 +636,11 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
             .stderr
             .starts_with("rules: unknown rule id \"CAS-L999\"; known ids: CAS-C001, ")
     );
-    assert!(unknown.stderr.trim_end().ends_with("CAS-L016"));
+    assert!(unknown.stderr.trim_end().ends_with("CAS-L024"));
 
     let json: Value = serde_json::from_str(&cassette(&["rules", "--json"], &[]).stdout).unwrap();
     let list = json.as_array().unwrap();
-    assert_eq!(list.len(), 24);
+    assert_eq!(list.len(), 31);
     assert_eq!(list[8]["id"], "CAS-L001");
     assert_eq!(list[8]["kind"], "lint");
     assert_eq!(list[8]["evidence"], "shape");

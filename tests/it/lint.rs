@@ -7,6 +7,7 @@ use mcp_cassette::lint::{
     lint_resource_template, lint_tool, rule, safe_mcp_rule_ids,
 };
 use serde_json::{Map, Value, json};
+use std::path::Path;
 
 /// The poisoned tool of the reference's fixture server (tests/fixtures/reference), verbatim from its
 /// `tiny-server-evil.snapshot.json`.
@@ -28,7 +29,7 @@ fn rule_ids_are_frozen() {
         &'static [Surface],
     );
     // Renaming, removing or re-purposing any of these is a breaking change: ids are forever.
-    let expected: [Row; 16] = [
+    let expected: [Row; 23] = [
         (
             "CAS-L001",
             Level::Error,
@@ -157,6 +158,63 @@ fn rule_ids_are_frozen() {
             Some("SAFE-T1201"),
             &[Tool, Prompt, Resource, Name],
         ),
+        // The second stage (CAS-L017 is reserved). New rules start at warn.
+        (
+            "CAS-L018",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP06:2025"],
+            Some("SAFE-T1102"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L019",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP03:2025"],
+            Some("SAFE-T1001"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L020",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP10:2025"],
+            Some("SAFE-T1910"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L021",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP06:2025"],
+            Some("SAFE-T1102"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L022",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP02:2025", "MCP06:2025"],
+            Some("SAFE-T1301"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L023",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP06:2025"],
+            Some("SAFE-T1102"),
+            &[Tool, Prompt, Resource, Name],
+        ),
+        (
+            "CAS-L024",
+            Level::Warn,
+            Evidence::Intent,
+            &["MCP06:2025"],
+            Some("SAFE-T1102"),
+            &[Tool, Prompt, Resource, Name],
+        ),
     ];
     let got = catalogue();
     assert_eq!(got.len(), expected.len());
@@ -195,6 +253,13 @@ fn describe_texts_are_frozen() {
             "tool asks for a credential in its input, verify intended",
             "mixed-script word (homoglyph obfuscation)",
             "tool declares a fetch from an unpinned remote source, verify intended",
+            "instruction override (paraphrased, translated or obfuscated)",
+            "concealment from the user (paraphrased, translated or obfuscated)",
+            "exfiltration of files, secrets or the conversation (paraphrased, translated or obfuscated)",
+            "role or permission claimed for the model (paraphrased, translated or obfuscated)",
+            "tool shadowing: claims to replace or redirect other tools",
+            "asks the model to persist instructions into memory (paraphrased, translated or obfuscated)",
+            "text addressed to the model asks for something its purpose does not explain, verify intended",
         ]
     );
 }
@@ -628,4 +693,172 @@ fn hostile_text_stays_linear() {
         let _ = lint_output_text(input);
     }
     assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+}
+
+/// Place one evaluation text where its `field` says: the description, or a schema text of a
+/// property (`description`, `enum`, `default`, `const`, `examples`, `title`, a string nested
+/// in a `default` object, a `not` sub-schema), of a `$defs` entry or of the `outputSchema`,
+/// so every schema surface is exercised.
+fn tool_with_text(text: &str, field: &str) -> Value {
+    let property = match field {
+        "description" => return tool(text),
+        "property" => json!({"type": "string", "description": text}),
+        "enum" => json!({"type": "string", "enum": ["fast", text]}),
+        "default" => json!({"type": "string", "default": text}),
+        "const" => json!({"const": text}),
+        "examples" => json!({"type": "string", "examples": [text]}),
+        "title" => json!({"type": "string", "title": text}),
+        "nested" => json!({"type": "object", "default": {"steps": ["start", text]}}),
+        "not" => json!({"type": "string", "not": {"description": text}}),
+        "output" => {
+            return json!({"name": "t", "description": "Adds two numbers.",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "properties": {"r": {"description": text}}}});
+        }
+        "defs" => {
+            return json!({"name": "t", "description": "Adds two numbers.", "inputSchema": {
+                "type": "object", "$defs": {"Mode": {"type": "string", "description": text}},
+                "properties": {"mode": {"$ref": "#/$defs/Mode"}}}});
+        }
+        other => panic!("unknown field {other:?} in the evaluation set"),
+    };
+    json!({"name": "t", "description": "Adds two numbers.", "inputSchema": {
+        "type": "object", "properties": {"p": property}}})
+}
+
+/// First-stage rules that report honest wording by design ("verify intended"): a finding of
+/// theirs on an honest text is what they promise, not a false positive.
+const INTENT_BY_DESIGN: [&str; 4] = ["CAS-L011", "CAS-L012", "CAS-L014", "CAS-L016"];
+
+fn second_stage(code: &str) -> bool {
+    code.strip_prefix("CAS-L")
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n >= 18)
+}
+
+/// The project's own evaluation set (tests/fixtures/lint-eval.jsonl): poisoned descriptions
+/// in ten languages and every family, and honest ones from security, admin and shell tools
+/// that use the same nouns. Recall must stay at or above 90 % and the second stage must raise
+/// no false positive (docs/check.md records the figures this prints).
+#[test]
+fn evaluation_set_recall_and_false_positives() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint-eval.jsonl");
+    let data = std::fs::read_to_string(&path).expect("evaluation set");
+    let (mut poisoned, mut caught, mut caught_by_catalogue) = (0usize, 0usize, 0usize);
+    let (mut honest, mut false_second, mut false_catalogue) = (0usize, 0usize, 0usize);
+    let mut misses = Vec::new();
+    let mut false_positives = Vec::new();
+    for line in data.lines().filter(|l| !l.trim().is_empty()) {
+        let item: Value = serde_json::from_str(line).expect("evaluation line is JSON");
+        let text = item["text"].as_str().expect("text");
+        let field = item["field"].as_str().unwrap_or("description");
+        let findings = lint_tool(&tool_with_text(text, field));
+        let codes: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
+        if item["expected"] == "poisoned" {
+            poisoned += 1;
+            if !codes.is_empty() {
+                caught += 1;
+            } else {
+                misses.push(format!("{} {}: {text}", item["family"], item["language"]));
+            }
+            if codes.iter().any(|c| !second_stage(c)) {
+                caught_by_catalogue += 1;
+            }
+            // Second-stage findings are warn: no gate changes on upgrade.
+            for f in findings.iter().filter(|f| second_stage(&f.code)) {
+                assert_eq!(f.level, Level::Warn, "{}", f.code);
+            }
+        } else {
+            honest += 1;
+            if codes.iter().any(|c| second_stage(c)) {
+                false_second += 1;
+                false_positives.push(format!("{codes:?}: {text}"));
+            }
+            if codes
+                .iter()
+                .any(|c| !second_stage(c) && !INTENT_BY_DESIGN.contains(c))
+            {
+                false_catalogue += 1;
+                println!("catalogue false positive {codes:?}: {text}");
+            }
+        }
+    }
+    let percent = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+    println!(
+        "evaluation set: {poisoned} poisoned, {honest} honest\n\
+         catalogue alone: recall {caught_by_catalogue}/{poisoned} ({:.1} %), \
+         {false_catalogue} false positive(s) from shape rules\n\
+         with the second stage: recall {caught}/{poisoned} ({:.1} %), \
+         {false_second} false positive(s) from CAS-L018 onward",
+        percent(caught_by_catalogue, poisoned),
+        percent(caught, poisoned),
+    );
+    for miss in &misses {
+        println!("missed: {miss}");
+    }
+    assert!(poisoned >= 100 && honest >= 100, "{poisoned} / {honest}");
+    assert!(
+        percent(caught, poisoned) >= 90.0,
+        "recall below 90 %: {misses:#?}"
+    );
+    assert!(
+        false_positives.is_empty(),
+        "false positives: {false_positives:#?}"
+    );
+}
+
+/// Every tool, prompt, resource and template recorded in the shared fixtures (the corpus of
+/// real servers and the reference's own), linted: the second stage adds no finding to them.
+#[test]
+fn second_stage_adds_nothing_to_the_recorded_servers() {
+    fn walk(value: &Value, found: &mut Vec<(&'static str, Value)>) {
+        match value {
+            Value::Object(map) => {
+                for (key, member) in map {
+                    let kind = match key.as_str() {
+                        "tools" => Some("tool"),
+                        "prompts" => Some("prompt"),
+                        "resources" => Some("resource"),
+                        "resourceTemplates" => Some("template"),
+                        _ => None,
+                    };
+                    if let (Some(kind), Value::Array(items)) = (kind, member) {
+                        found.extend(items.iter().map(|item| (kind, item.clone())));
+                    }
+                    walk(member, found);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, found)),
+            _ => {}
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
+    let mut entries = Vec::new();
+    for group in ["corpus-0.4", "reference-0.4", "reference-0.8"] {
+        for file in std::fs::read_dir(root.join(group)).expect("fixture group") {
+            let path = file.expect("fixture entry").path();
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for line in text.lines() {
+                if let Ok(value) = serde_json::from_str::<Value>(line) {
+                    walk(&value, &mut entries);
+                }
+            }
+            if let Ok(value) = serde_json::from_str::<Value>(&text) {
+                walk(&value, &mut entries);
+            }
+        }
+    }
+    assert!(entries.len() > 50, "{} entries", entries.len());
+    for (kind, entry) in &entries {
+        let findings = match *kind {
+            "tool" => lint_tool(entry),
+            "prompt" => lint_prompt(entry),
+            "resource" => lint_resource(entry),
+            _ => lint_resource_template(entry),
+        };
+        let new: Vec<_> = findings.iter().filter(|f| second_stage(&f.code)).collect();
+        assert!(new.is_empty(), "{kind} {}: {new:?}", entry["name"]);
+    }
 }

@@ -1,4 +1,7 @@
-//! The sixteen rules, one file each, in catalogue order.
+//! The rules, one file each, in catalogue order: the sixteen of the first stage (CAS-L001 …
+//! CAS-L016, literal phrasings and code points), then the second stage (CAS-L018 onward:
+//! phrase families over normalised text and the intent reader, see `families`). CAS-L017 is
+//! reserved.
 //!
 //! Each file holds the rule's [`RuleDoc`] (id, wording, level, evidence class, OWASP and
 //! SAFE-MCP references, declared surfaces, help text) and its finder: a function from one
@@ -43,12 +46,21 @@ mod l013_role_impersonation;
 mod l014_credential_request;
 mod l015_mixed_script;
 mod l016_unpinned_fetch;
+mod l018_override_beyond_catalogue;
+mod l019_concealment_beyond_catalogue;
+mod l020_exfiltration_beyond_catalogue;
+mod l021_role_claim_beyond_catalogue;
+mod l022_tool_shadowing;
+mod l023_memory_persistence;
+mod l024_unexplained_directive;
+
+pub(crate) mod families;
 
 /// A rule's matcher: the evidence string when it fires on this text.
 pub(crate) type Finder = fn(&Text<'_>) -> Option<String>;
 
 /// The catalogue, in the order findings are produced for each field.
-pub(crate) static DOCS: [RuleDoc; 16] = [
+pub(crate) static DOCS: [RuleDoc; 23] = [
     l001_instruction_override::DOC,
     l002_hidden_markers::DOC,
     l003_concealment::DOC,
@@ -65,11 +77,22 @@ pub(crate) static DOCS: [RuleDoc; 16] = [
     l014_credential_request::DOC,
     l015_mixed_script::DOC,
     l016_unpinned_fetch::DOC,
+    l018_override_beyond_catalogue::DOC,
+    l019_concealment_beyond_catalogue::DOC,
+    l020_exfiltration_beyond_catalogue::DOC,
+    l021_role_claim_beyond_catalogue::DOC,
+    l022_tool_shadowing::DOC,
+    l023_memory_persistence::DOC,
+    l024_unexplained_directive::DOC,
 ];
+
+/// How many rules the first stage has (CAS-L001 … CAS-L016). The rug-pull comparison of
+/// `contract` reads these only, so upgrading does not change which drifts are dangerous.
+pub(crate) const FIRST_STAGE: usize = 16;
 
 /// The finders for declared surfaces (tool, prompt, resource, name), index-aligned with
 /// [`DOCS`] (a test checks the alignment through each rule's own fixtures).
-pub(crate) static FINDERS: [Finder; 16] = [
+pub(crate) static FINDERS: [Finder; 23] = [
     l001_instruction_override::find,
     l002_hidden_markers::find,
     l003_concealment::find,
@@ -86,6 +109,44 @@ pub(crate) static FINDERS: [Finder; 16] = [
     l014_credential_request::find,
     l015_mixed_script::find,
     l016_unpinned_fetch::find,
+    l018_override_beyond_catalogue::find,
+    l019_concealment_beyond_catalogue::find,
+    l020_exfiltration_beyond_catalogue::find,
+    l021_role_claim_beyond_catalogue::find,
+    l022_tool_shadowing::find,
+    l023_memory_persistence::find,
+    l024_unexplained_directive::find,
+];
+
+/// The second-stage evidence of `slot` (a family, or the intent stage) on this text, unless
+/// one of `covered_by` (the first-stage rules of the same family) already fires on it: one
+/// sentence is reported once, under the rule a user already knows.
+pub(super) fn second_stage(text: &Text<'_>, slot: usize, covered_by: &[Finder]) -> Option<String> {
+    let analysis = text.second.get_or_init(|| families::analyse(text.s));
+    let evidence = analysis.evidence.get(slot)?.as_ref()?;
+    if covered_by.iter().any(|find| find(text).is_some()) {
+        return None;
+    }
+    Some(evidence.clone())
+}
+
+/// What silences the intent reader: every phrase rule of both stages.
+const COVERING_INTENT: &[Finder] = &[
+    l001_instruction_override::find,
+    l002_hidden_markers::find,
+    l003_concealment::find,
+    l004_exfiltration::find,
+    l005_sensitive_material::find,
+    l011_tool_priority::find,
+    l012_command_execution::find,
+    l013_role_impersonation::find,
+    l014_credential_request::find,
+    l018_override_beyond_catalogue::find,
+    l019_concealment_beyond_catalogue::find,
+    l020_exfiltration_beyond_catalogue::find,
+    l021_role_claim_beyond_catalogue::find,
+    l022_tool_shadowing::find,
+    l023_memory_persistence::find,
 ];
 
 /// The finder a rule uses on recorded output. Only CAS-L006 differs from its declared-surface
@@ -433,8 +494,10 @@ mod tests {
 
     #[test]
     fn ids_are_in_catalogue_order() {
+        // CAS-L017 is reserved; the second stage starts at CAS-L018.
         for (i, doc) in DOCS.iter().enumerate() {
-            assert_eq!(doc.id, format!("CAS-L{:03}", i + 1));
+            let number = if i < FIRST_STAGE { i + 1 } else { i + 2 };
+            assert_eq!(doc.id, format!("CAS-L{number:03}"));
         }
     }
 
