@@ -225,7 +225,7 @@ mod tests {
         let mut entries = Vec::new();
         let mut long = br#"{"token":"hunter2-correct-horse","x":""#.to_vec();
         long.resize(MAX_CAPTURE_LINE + 10, b'x');
-        long.extend_from_slice(b"\n");
+        long.push(b'\n');
         lines.feed(&long, |l| entries.extend(capture.piece(0, Dir::S2c, l)));
         assert_eq!(entries.len(), 1);
         let text = entries[0].to_line();
@@ -234,7 +234,7 @@ mod tests {
             "{}",
             &text[..text.len().min(200)]
         );
-        assert!(text.contains(&format!("\"truncatedFrom\":{}", MAX_CAPTURE_LINE + 11)));
+        assert!(text.contains(&format!("\"truncatedFrom\":{}", MAX_CAPTURE_LINE + 10)));
         assert!(text.contains(r#""data":"""#), "{text}");
     }
 

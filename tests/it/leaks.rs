@@ -128,3 +128,60 @@ fn an_over_limit_line_leaves_nothing_of_its_text() {
     )));
     assert!(String::from_utf8_lossy(&rec.output.stderr).contains("only its length"));
 }
+
+#[test]
+fn every_leaf_under_a_sensitive_key_is_redacted() {
+    let leaves = [
+        "nested-user-name-0001",
+        "nested-pass-word-0002",
+        "deep-array-leaf-0003",
+        "3141592653589",
+    ];
+    let script = format!(
+        concat!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"credentials":{{"user":"{}","pass":"{}","more":[{{"k":["{}"]}}],"n":{}}}}}}}"#,
+            "\n",
+            r#"{{"batch":[{{"auth":{{"inner":{{"x":"{}"}}}}}}]}}"#,
+            "\n"
+        ),
+        leaves[0], leaves[1], leaves[2], leaves[3], leaves[0]
+    );
+    let client = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","arguments":{"secrets":{"a":{"b":"client-side-nested-0004"}}}}}"#;
+    let rec = record_script(&script, &session(&[client]), &[], &[]);
+    let mut all = leaves.to_vec();
+    all.push("client-side-nested-0004");
+    assert_no_leak(&rec.cassette, &all);
+}
+
+#[test]
+fn url_credentials_in_every_form_are_redacted() {
+    let urls = [
+        ("redis://:r3disEmptyUserPw@cache:6379/0", "r3disEmptyUserPw"),
+        ("amqp://user:p@ss/w:rd99@mq.internal/vhost", "p@ss/w:rd99"),
+        (
+            "postgres://app:pct%40enc%2Fpw@db:5432/app",
+            "pct%40enc%2Fpw",
+        ),
+        (
+            "mongodb+srv://admin:M0ng0:Pw@cluster.example.net",
+            "M0ng0:Pw",
+        ),
+        (
+            "https://x-access-token:plainOpaque123@git.example.com/r.git",
+            "plainOpaque123",
+        ),
+    ];
+    let mut script = String::new();
+    for (url, _) in &urls {
+        script.push_str(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"connecting to {url} now"}}}}"#
+        ));
+        script.push('\n');
+        script.push_str(&format!("log: dsn={url}\n"));
+    }
+    let rec = record_script(&script, &session(&[]), &[], &[]);
+    let secrets: Vec<&str> = urls.iter().map(|(_, pw)| *pw).collect();
+    assert_no_leak(&rec.cassette, &secrets);
+    let text = rec.text();
+    assert!(text.contains("cache:6379/0"), "host and path stay: {text}");
+}
