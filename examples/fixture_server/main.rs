@@ -14,6 +14,7 @@ mod bench;
 mod header_params;
 mod misbehave;
 mod pushy;
+mod script;
 mod tasking;
 mod tiny;
 mod wire;
@@ -40,7 +41,8 @@ modes:
   tasking           2026-07-28 tasks-extension server (env TASKING_STALL)
   header-params     tools that declare x-mcp-header, one of them invalid
   echo-bench        minimal fast echo server for overhead benchmarks
-  null              answers every line carrying an id with an empty result";
+  null              answers every line carrying an id with an empty result
+  script            on the first stdin line, writes the lines of $SCRIPT_FILE ({{PAD:N}} = N x's)";
 
 fn main() -> ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         "header-params" => wire::serve(&mut header_params::HeaderParams),
         "echo-bench" => bench::echo_bench(),
         "null" => bench::null(),
+        "script" => script::run(),
         _ => {
             eprintln!("fixture_server: unknown mode {mode:?}\n{USAGE}");
             return ExitCode::from(2);

@@ -10,7 +10,8 @@ use crate::protocol::Era;
 use crate::redact::Redactor;
 
 /// Longest line captured whole. Longer lines are still forwarded untouched; the cassette gets a
-/// raw entry holding the first [`TOO_LONG_HEAD`] bytes and the full length.
+/// raw entry holding the full length and, only when redaction is off, the first
+/// [`TOO_LONG_HEAD`] bytes.
 pub const MAX_CAPTURE_LINE: usize = 64 * 1024 * 1024;
 /// How much of an over-long line the cassette keeps.
 pub const TOO_LONG_HEAD: usize = 4096;
@@ -88,20 +89,32 @@ impl Capture {
 
     /// The entry for one line of one direction, or `None` for a blank line.
     ///
-    /// An over-limit line is recorded as a raw entry holding its (redacted) head and its length.
+    /// An over-limit line is recorded as a raw entry holding its length, and its head only when
+    /// redaction is off.
     pub fn piece(&mut self, t: u64, dir: Dir, line: Line<'_>) -> Option<Entry> {
         match line {
             Line::Whole { bytes, .. } => self.line(t, dir, bytes),
             Line::TooLong {
                 len: total, head, ..
             } => {
-                self.warnings.push(format!(
-                    "mcp-cassette: a {total}-byte line ({dir}) exceeds the {} MiB capture limit; it was forwarded untouched and recorded as a raw entry holding its first {} bytes",
-                    MAX_CAPTURE_LINE / (1024 * 1024),
+                // A cut line is no longer JSON, so its keys cannot be seen, and a token
+                // straddling the cut would be written in part: under redaction nothing of its
+                // text is kept, only its length (docs/redaction.md, "Lines over the limit").
+                let kept = if self.redactor.is_some() {
+                    0
+                } else {
                     head.len()
+                };
+                self.warnings.push(format!(
+                    "mcp-cassette: a {total}-byte line ({dir}) exceeds the {} MiB capture limit; it was forwarded untouched and recorded as a raw entry holding {}",
+                    MAX_CAPTURE_LINE / (1024 * 1024),
+                    if kept == 0 {
+                        "only its length (redaction is on, and a cut line cannot be redacted)".to_owned()
+                    } else {
+                        format!("its first {kept} bytes")
+                    }
                 ));
-                let text = String::from_utf8_lossy(head);
-                let data = self.redact_raw(&text);
+                let data = String::from_utf8_lossy(&head[..kept]).into_owned();
                 let mut entry = Entry::new_raw(t, dir, data);
                 entry.set_member("truncatedFrom", &total);
                 Some(entry)
@@ -203,6 +216,26 @@ mod tests {
         assert!(text.contains(&"x".repeat(TOO_LONG_HEAD)));
         assert!(!text.contains(&"x".repeat(TOO_LONG_HEAD + 1)));
         assert_eq!(capture.take_warnings().len(), 1);
+    }
+
+    #[test]
+    fn under_redaction_an_over_long_line_keeps_only_its_length() {
+        let mut lines = line_buffer();
+        let mut capture = Capture::new(Some(Redactor::builtin()));
+        let mut entries = Vec::new();
+        let mut long = br#"{"token":"hunter2-correct-horse","x":""#.to_vec();
+        long.resize(MAX_CAPTURE_LINE + 10, b'x');
+        long.push(b'\n');
+        lines.feed(&long, |l| entries.extend(capture.piece(0, Dir::S2c, l)));
+        assert_eq!(entries.len(), 1);
+        let text = entries[0].to_line();
+        assert!(
+            !text.contains("hunter2"),
+            "{}",
+            &text[..text.len().min(200)]
+        );
+        assert!(text.contains(&format!("\"truncatedFrom\":{}", MAX_CAPTURE_LINE + 10)));
+        assert!(text.contains(r#""data":"""#), "{text}");
     }
 
     #[test]

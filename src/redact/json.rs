@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use super::keys::{KeyCtx, KeyRules};
+use super::keys::{KeyCtx, KeyRules, is_schema_map};
 use crate::json::token::{self, Escapes};
 
 /// The text is not a single JSON value.
@@ -50,7 +50,10 @@ struct Level<'t> {
     key_escaped: bool,
     /// Arrays: the current element's index.
     index: usize,
-    /// Arrays: the context their elements inherit.
+    /// Objects: held under a JSON Schema map key (`properties`, …), so member keys name fields.
+    schema_map: bool,
+    /// The context the container is held under: array elements inherit it, object members
+    /// are sensitive under it whatever their own key.
     ctx: KeyCtx,
 }
 
@@ -164,15 +167,20 @@ pub fn walk<'t>(
                 if c.peek() == Some(b'}') {
                     c.i += 1;
                 } else {
+                    let schema_map = stack.last().is_some_and(|l| {
+                        l.kind == Kind::Object
+                            && is_schema_map(&Scalar::string_value(l.key, l.key_escaped))
+                    });
                     let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
                     stack.push(Level {
                         kind: Kind::Object,
                         key,
                         key_escaped,
                         index: 0,
-                        ctx: KeyCtx::NONE,
+                        schema_map,
+                        ctx,
                     });
-                    ctx = member_ctx;
+                    ctx = member(member_ctx, ctx, schema_map);
                     continue 'value;
                 }
             }
@@ -187,6 +195,7 @@ pub fn walk<'t>(
                         key: "",
                         key_escaped: false,
                         index: 0,
+                        schema_map: false,
                         ctx,
                     });
                     continue 'value;
@@ -226,7 +235,7 @@ pub fn walk<'t>(
                     let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
                     level.key = key;
                     level.key_escaped = key_escaped;
-                    ctx = member_ctx;
+                    ctx = member(member_ctx, level.ctx, level.schema_map);
                     continue 'value;
                 }
                 (Some(b','), Kind::Array) => {
@@ -243,6 +252,16 @@ pub fn walk<'t>(
                 _ => return Err(NotJson),
             }
         }
+    }
+}
+
+/// The context of a member whose key gave `own`, in an object held under `parent`.
+fn member(own: KeyCtx, parent: KeyCtx, schema_map: bool) -> KeyCtx {
+    let ctx = own.within(parent);
+    if schema_map && own.sensitive {
+        ctx.in_schema_map()
+    } else {
+        ctx
     }
 }
 
@@ -283,7 +302,7 @@ mod tests {
         .unwrap();
         let want = [
             ("a.token[0]", "\"x\"", true),
-            ("a.token[1].b", "\"y\"", false),
+            ("a.token[1].b", "\"y\"", true),
             ("a.n", "-1.5e3", false),
             ("c[0][0]", "1", false),
             ("c[0][1]", "2", false),

@@ -29,7 +29,7 @@ const SENSITIVE_WORDS: [&str; 9] = [
 ];
 
 /// Names that are only sensitive as a whole segment: as substrings they are inside ordinary words.
-const SEGMENT_WORDS: [&str; 1] = ["pin"];
+const SEGMENT_WORDS: [&str; 3] = ["pin", "auth", "pass"];
 
 /// OAuth/OIDC discovery fields whose values are public endpoint URLs.
 const DISCOVERY_KEYS: [&str; 10] = [
@@ -55,13 +55,49 @@ pub struct KeyCtx {
     pub sensitive: bool,
     /// The key is an OAuth discovery field (only meaningful when sensitive).
     pub discovery: bool,
+    /// Sensitive for its own scalars (and an array's), but objects below do not inherit it: a
+    /// key that names a field in a JSON Schema `properties` map (`maxTokens`, `password`) holds
+    /// that field's schema, whose `description` is not a secret.
+    pub shallow: bool,
 }
 
 impl KeyCtx {
     pub const NONE: KeyCtx = KeyCtx {
         sensitive: false,
         discovery: false,
+        shallow: false,
     };
+
+    /// The context of a member whose own key gave `self`, inside an object held under
+    /// `parent`: everything under a sensitive key is context for redaction, however deep
+    /// (`credentials: {"user": …, "pass": …}`), not only its direct values.
+    pub fn within(self, parent: KeyCtx) -> KeyCtx {
+        if self.sensitive || !parent.sensitive || parent.shallow {
+            self
+        } else {
+            KeyCtx {
+                sensitive: true,
+                discovery: false,
+                shallow: false,
+            }
+        }
+    }
+
+    /// The context of a member of a JSON Schema map (`properties`, …): see [`KeyCtx::shallow`].
+    pub fn in_schema_map(self) -> KeyCtx {
+        KeyCtx {
+            shallow: self.sensitive,
+            ..self
+        }
+    }
+}
+
+/// Keys whose object maps field names to schemas (JSON Schema), not names to values.
+const SCHEMA_MAPS: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
+
+/// Whether an object held under `key` is a JSON Schema map of field names to schemas.
+pub fn is_schema_map(key: &str) -> bool {
+    SCHEMA_MAPS.contains(&key)
 }
 
 /// Classifies keys. Holds the user's extra key names (already lowercased).
@@ -141,6 +177,7 @@ impl KeyRules {
         KeyCtx {
             sensitive: true,
             discovery,
+            shallow: false,
         }
     }
 
@@ -383,8 +420,24 @@ mod tests {
         ] {
             assert!(rules().is_sensitive(k), "{k}");
         }
-        for k in ["name", "text", "key", "api", "auth", "tok"] {
+        for k in [
+            "name",
+            "text",
+            "key",
+            "api",
+            "author",
+            "tok",
+            "oauth",
+            "passthrough",
+        ] {
             assert!(!rules().is_sensitive(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn auth_and_pass_only_as_segments() {
+        for k in ["auth", "basic_auth", "authHeader", "pass", "db.pass"] {
+            assert!(rules().is_sensitive(k), "{k}");
         }
     }
 
@@ -423,6 +476,7 @@ mod tests {
         let ctx = KeyCtx {
             sensitive: true,
             discovery: false,
+            shallow: false,
         };
         assert_eq!(
             numeric_secret(ctx, 123456789.0, &allow).as_deref(),

@@ -17,6 +17,7 @@
 //! regex syntax on the `regex` crate), [`scan`] (audit reports).
 
 pub mod config;
+pub mod echo;
 pub mod json;
 pub mod keys;
 mod pattern;
@@ -34,6 +35,7 @@ use regex::Regex;
 use serde_json::Value;
 
 pub use config::{ConfigError, PatternSpec, RedactConfig};
+pub use echo::Echoes;
 pub use placeholder::{hash8, is_placeholder, mask_secret, placeholder, placeholder_spans};
 pub use scan::{CassetteScanner, Hit, ScanHit};
 
@@ -188,8 +190,10 @@ impl Inner {
 
     /// Redacts a parsed value (a copy), walking with an explicit stack.
     fn value(&self, root: &mut Value, hit: &mut HitFn<'_>) {
-        let mut stack: Vec<(&mut Value, KeyCtx)> = vec![(root, KeyCtx::NONE)];
-        while let Some((v, ctx)) = stack.pop() {
+        // Each value with its context and whether the object it is (if one) is a JSON Schema
+        // map (`properties`, …), whose member keys name fields rather than hold values.
+        let mut stack: Vec<(&mut Value, KeyCtx, bool)> = vec![(root, KeyCtx::NONE, false)];
+        while let Some((v, ctx, schema_map)) = stack.pop() {
             match v {
                 Value::String(s) => {
                     if let Some(new) = self.string(s, ctx, &no_path, hit) {
@@ -207,13 +211,17 @@ impl Inner {
                 }
                 Value::Array(items) => {
                     for item in items.iter_mut().rev() {
-                        stack.push((item, ctx));
+                        stack.push((item, ctx, false));
                     }
                 }
                 Value::Object(map) => {
                     for (key, item) in map.iter_mut().rev() {
-                        let c = self.keys.classify(key);
-                        stack.push((item, c));
+                        let own = self.keys.classify(key);
+                        let mut c = own.within(ctx);
+                        if schema_map && own.sensitive {
+                            c = c.in_schema_map();
+                        }
+                        stack.push((item, c, keys::is_schema_map(key)));
                     }
                 }
                 Value::Null | Value::Bool(_) => {}
@@ -241,6 +249,143 @@ impl Inner {
     fn text(&self, text: &str, hit: &mut HitFn<'_>) -> Option<String> {
         self.shapes()
             .apply(text, &mut |rule, secret| hit(rule, secret, &no_path))
+    }
+
+    /// Replaces remembered secrets (docs/redaction.md, "Echoes") in every string of a JSON
+    /// text, decoding escaped strings first so that a secret split by escapes (`\u0041`) is
+    /// still found, and numbers whose text is a remembered secret. `Ok(None)` when nothing
+    /// changed; `Err` when the text is not JSON.
+    fn echo_json_text(
+        &self,
+        text: &str,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Result<Option<String>, NotJson> {
+        if echoes.is_empty() || (!echoes.hits(text) && !text.contains('\\')) {
+            // Valid or not, nothing in it can be an echo.
+            return Ok(None);
+        }
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        json::walk(
+            text,
+            &self.keys,
+            false,
+            |span, scalar, _ctx, path| match scalar {
+                Scalar::Str { content, escaped } => {
+                    if !escaped && !echoes.hits(content) {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if let Some(new) =
+                        echoes.apply(&value, &mut |r, s| hit(r, s, &|| path.render()))
+                    {
+                        edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Num(n) => {
+                    if let Some(ph) = echoes.exact(n) {
+                        let ph = ph.to_owned();
+                        hit(echo::rule_of(&ph), n, &|| path.render());
+                        edits.push((span, quote(&ph)));
+                    }
+                }
+            },
+        )?;
+        Ok(splice(text, &edits))
+    }
+
+    /// A frame redacted by the rules, then for echoes; its secrets are remembered first, so an
+    /// echo inside the same frame is caught too.
+    fn frame_echoing(
+        &self,
+        frame: &Frame,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Option<Frame> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = self.frame(frame, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let text = first.as_ref().map_or(frame.text(), Frame::text);
+        match self.echo_json_text(text, echoes, hit) {
+            Ok(Some(new)) => Frame::parse(&new).or(first),
+            _ => first,
+        }
+    }
+
+    fn frame_with(
+        &self,
+        frame: &Frame,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<Frame> {
+        match echoes {
+            Some(e) => self.frame_echoing(frame, e, hit),
+            None => self.frame(frame, hit),
+        }
+    }
+
+    fn raw_with(
+        &self,
+        line: &str,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        match echoes {
+            Some(e) => self.raw_echoing(line, e, hit),
+            None => raw_line::redact(self, line, hit),
+        }
+    }
+
+    fn text_with(
+        &self,
+        text: &str,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        match echoes {
+            Some(e) => self.text_echoing(text, e, hit),
+            None => self.text(text, hit),
+        }
+    }
+
+    /// A raw line redacted by the rules, then for echoes (by JSON walk when it is JSON, over its
+    /// text when not).
+    fn raw_echoing(&self, line: &str, echoes: &mut Echoes, hit: &mut HitFn<'_>) -> Option<String> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = raw_line::redact(self, line, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let text = first.as_deref().unwrap_or(line);
+        let echoed = match self.echo_json_text(text, echoes, hit) {
+            Ok(done) => done,
+            Err(NotJson) => echoes.apply(text, &mut |r, s| hit(r, s, &|| "raw".to_owned())),
+        };
+        echoed.or(first)
+    }
+
+    /// A text (a header argument, a URL) redacted by the shape rules, then for echoes.
+    fn text_echoing(&self, text: &str, echoes: &mut Echoes, hit: &mut HitFn<'_>) -> Option<String> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = self.text(text, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let current = first.as_deref().unwrap_or(text);
+        echoes
+            .apply(current, &mut |r, s| hit(r, s, &no_path))
+            .or(first)
     }
 }
 
@@ -332,16 +477,26 @@ impl Redactor {
     /// Redacts an entry in place: a frame, a raw line, or every frame of a chunks entry. Unknown
     /// entry types and every member other than those are left untouched. Returns the count.
     pub fn redact_entry(&self, entry: &mut Entry) -> usize {
+        self.redact_entry_with(entry, None)
+    }
+
+    /// [`Redactor::redact_entry`], also replacing echoes of the secrets remembered in `echoes`
+    /// and remembering this entry's (docs/redaction.md, "Echoes").
+    pub fn redact_entry_echoing(&self, entry: &mut Entry, echoes: &mut Echoes) -> usize {
+        self.redact_entry_with(entry, Some(echoes))
+    }
+
+    fn redact_entry_with(&self, entry: &mut Entry, mut echoes: Option<&mut Echoes>) -> usize {
         let mut count = 0;
         let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         match &entry.kind {
             EntryKind::Frame(frame) => {
-                if let Some(new) = self.inner.frame(frame, &mut hit) {
+                if let Some(new) = self.inner.frame_with(frame, echoes, &mut hit) {
                     entry.set_frame(new);
                 }
             }
             EntryKind::Raw(data) => {
-                if let Some(new) = raw_line::redact(&self.inner, data, &mut hit) {
+                if let Some(new) = self.inner.raw_with(data, echoes, &mut hit) {
                     entry.set_data(new);
                 }
             }
@@ -349,12 +504,17 @@ impl Redactor {
                 let mut changed = false;
                 let frames: Vec<Frame> = chunks
                     .iter()
-                    .map(|c| match self.inner.frame(&c.frame, &mut hit) {
-                        Some(f) => {
-                            changed = true;
-                            f
+                    .map(|c| {
+                        match self
+                            .inner
+                            .frame_with(&c.frame, echoes.as_deref_mut(), &mut hit)
+                        {
+                            Some(f) => {
+                                changed = true;
+                                f
+                            }
+                            None => c.frame.clone(),
                         }
-                        None => c.frame.clone(),
                     })
                     .collect();
                 if changed {
@@ -369,30 +529,102 @@ impl Redactor {
     /// Redacts the header's `command` (each argument) and `url` with the shape rules. The
     /// `redaction` member is the caller's to set. Returns the count.
     pub fn redact_header(&self, header: &mut Header) -> usize {
+        self.redact_header_with(header, None)
+    }
+
+    /// [`Redactor::redact_header`] with echoes (docs/redaction.md, "Echoes").
+    pub fn redact_header_echoing(&self, header: &mut Header, echoes: &mut Echoes) -> usize {
+        self.redact_header_with(header, Some(echoes))
+    }
+
+    fn redact_header_with(&self, header: &mut Header, mut echoes: Option<&mut Echoes>) -> usize {
         let mut count = 0;
         let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(command) = header.command() {
             let mut changed = false;
             let redacted: Vec<String> = command
                 .iter()
-                .map(|arg| match self.inner.text(arg, &mut hit) {
-                    Some(new) => {
-                        changed = true;
-                        new
-                    }
-                    None => arg.clone(),
-                })
+                .map(
+                    |arg| match self.inner.text_with(arg, echoes.as_deref_mut(), &mut hit) {
+                        Some(new) => {
+                            changed = true;
+                            new
+                        }
+                        None => arg.clone(),
+                    },
+                )
                 .collect();
             if changed {
                 header.set_command(redacted);
             }
         }
         if let Some(url) = header.url() {
-            if let Some(new) = self.inner.text(url, &mut hit) {
+            if let Some(new) = self.inner.text_with(url, echoes, &mut hit) {
                 header.set_url(&new);
             }
         }
         count
+    }
+
+    /// [`Redactor::redact_frame`] with echoes (docs/redaction.md, "Echoes").
+    pub fn redact_frame_echoing(
+        &self,
+        frame: &Frame,
+        echoes: &mut Echoes,
+    ) -> Option<(Frame, usize)> {
+        let mut count = 0;
+        let out = self
+            .inner
+            .frame_echoing(frame, echoes, &mut |_, _, _| count += 1)?;
+        Some((out, count))
+    }
+
+    /// [`Redactor::redact_raw_line`] with echoes (docs/redaction.md, "Echoes").
+    pub fn redact_raw_line_echoing(&self, line: &str, echoes: &mut Echoes) -> (String, usize) {
+        let mut count = 0;
+        let out = self
+            .inner
+            .raw_echoing(line, echoes, &mut |_, _, _| count += 1);
+        (out.unwrap_or_else(|| line.to_owned()), count)
+    }
+
+    /// [`Redactor::redact_value`] with echoes: the value's own secrets are remembered, then every
+    /// remembered secret is replaced in its strings (replay's matching, so that a live request
+    /// collapses to what `record` wrote).
+    pub fn redact_value_echoing(&self, value: &Value, echoes: &mut Echoes) -> (Value, usize) {
+        let mut out = value.clone();
+        let mut count = 0;
+        let mut learned: Vec<(String, String)> = Vec::new();
+        self.inner.value(&mut out, &mut |r, s, _| {
+            count += 1;
+            learned.push((r.to_owned(), s.to_owned()));
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        if echoes.is_empty() {
+            return (out, count);
+        }
+        let mut stack: Vec<&mut Value> = vec![&mut out];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    if let Some(new) = echoes.apply(s, &mut |_, _| count += 1) {
+                        *s = new;
+                    }
+                }
+                Value::Number(n) => {
+                    if let Some(ph) = echoes.exact(&n.to_string()) {
+                        count += 1;
+                        *v = Value::String(ph.to_owned());
+                    }
+                }
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => stack.extend(map.values_mut()),
+                Value::Null | Value::Bool(_) => {}
+            }
+        }
+        (out, count)
     }
 
     /// Every secret a redaction pass would remove from this frame, with paths and masked excerpts.
@@ -419,6 +651,34 @@ impl Redactor {
         let mut hits = Vec::new();
         self.inner
             .text(text, &mut |r, s, p| hits.push(self.hit(r, s, &p())));
+        hits
+    }
+
+    /// [`Redactor::scan_frame`] with echoes: exactly the secrets
+    /// [`Redactor::redact_frame_echoing`] replaces.
+    pub fn scan_frame_echoing(&self, frame: &Frame, echoes: &mut Echoes) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        self.inner.frame_echoing(frame, echoes, &mut |r, s, p| {
+            hits.push(self.hit(r, s, &p()));
+        });
+        hits
+    }
+
+    /// [`Redactor::scan_raw_line`] with echoes.
+    pub fn scan_raw_line_echoing(&self, line: &str, echoes: &mut Echoes) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        self.inner.raw_echoing(line, echoes, &mut |r, s, p| {
+            hits.push(self.hit(r, s, &p()));
+        });
+        hits
+    }
+
+    /// [`Redactor::scan_text`] with echoes.
+    pub fn scan_text_echoing(&self, text: &str, echoes: &mut Echoes) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        self.inner.text_echoing(text, echoes, &mut |r, s, p| {
+            hits.push(self.hit(r, s, &p()));
+        });
         hits
     }
 

@@ -120,9 +120,16 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
         ),
         // Any scheme: connection strings (postgres://, redis://, …) carry passwords too. The
         // scheme is capped at 32 characters, as in the reference, which keeps it cheap there.
+        // The user may be empty (`redis://:pw@host`, Redis's usual form) and the password runs
+        // to the last `@` before whitespace, `?`, `#` or a quote, so one holding `@`, `/` or `:`
+        // is taken whole rather than cut at its first `@` (a cut password is a leaked half).
+        // A "password" that is a port followed by a path (`host:8080/a@b`) is not one: see
+        // [`is_port_and_path`].
         builtin(
             "urlcreds",
-            &format!(r"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]+:([^{JS_SPACE}/@]+)@"),
+            &format!(
+                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+)@"#
+            ),
             Some(1),
             &["://"],
         ),
@@ -298,6 +305,10 @@ impl Shapes<'_> {
                 whole.end
             };
             let text = &s[secret.clone()];
+            if name == "urlcreds" && is_port_and_path(text) {
+                at = next_boundary(s, whole.start);
+                continue;
+            }
             if text.is_empty()
                 || overlaps(&spans, &whole)
                 || contains_placeholder(text)
@@ -317,6 +328,13 @@ impl Shapes<'_> {
         out.push_str(&s[last..]);
         Some(out)
     }
+}
+
+/// Whether what `urlcreds` took for a password is a port and a path (`8080/users/@alice` in
+/// `https://host:8080/users/@alice`): digits, then `/` or the end.
+fn is_port_and_path(text: &str) -> bool {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    (1..=5).contains(&digits) && matches!(text.as_bytes().get(digits), None | Some(b'/'))
 }
 
 /// The char boundary after `at` (or one past the end, which stops the search).
@@ -392,6 +410,9 @@ mod tests {
                 "HTTPS://user:httpPassw0rd@api.example.com/v1",
                 "httpPassw0rd",
             ),
+            ("redis://:r3d1sOnlyPass@cache:6379", "r3d1sOnlyPass"),
+            ("amqp://u:p@ss/w:rd@mq.internal/vh", "p@ss/w:rd"),
+            ("postgres://u:p%40ss%20word@db/x", "p%40ss%20word"),
         ] {
             assert_eq!(redact(dsn), dsn.replace(pw, &placeholder("urlcreds", pw)));
         }
@@ -407,6 +428,9 @@ mod tests {
             "AKIASHORT",
             "hello-world-this-is-a-slug",
             "https://example.com/path?query=1",
+            "https://example.com:8443/users/@alice",
+            "http://localhost:3000",
+            "see http://host:80/a and mail@example.com",
             "postgres://app_user@db.internal:5432/appdb",
             "xghp_NOTAREALTOKENFORTESTSONLY0000000000",
             "AKIANOTAREALKEYXXX00X",

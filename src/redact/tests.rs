@@ -78,13 +78,14 @@ fn key_context() {
     assert_eq!(v["token"], "none");
     assert_eq!(v["secret"], "off");
     assert!(is_ph(&v["list_token"][0]));
-    assert_eq!(v["list_token"][1]["x"], "bbbbbbbbbb");
+    // An object under a sensitive key is context all the way down.
+    assert!(is_ph(&v["list_token"][1]["x"]));
     assert_eq!(v["card_pin"], placeholder("keyctx", "123456789"));
     assert_eq!(v["password_attempts"], 3);
     assert_eq!(v["token_budget"], 4096);
     assert_eq!(v["pin"], 1.5);
     assert_eq!(v["n"], 12345678901_i64);
-    assert_eq!(n, 6);
+    assert_eq!(n, 7);
 }
 
 #[test]
@@ -522,18 +523,37 @@ mod properties {
 
     /// Every string leaf whose key is not sensitive, with its pointer.
     fn plain_strings(v: &Value, sensitive: bool, at: String, out: &mut Vec<(String, String)>) {
+        plain_strings_in(v, (sensitive, false), false, at, out);
+    }
+
+    /// `ctx` is (sensitive, shallow); `schema_map` says `v`, if an object, is a JSON Schema map.
+    fn plain_strings_in(
+        v: &Value,
+        ctx: (bool, bool),
+        schema_map: bool,
+        at: String,
+        out: &mut Vec<(String, String)>,
+    ) {
         let keys = keys::KeyRules::default();
         match v {
-            Value::String(s) if !sensitive => out.push((at, s.clone())),
+            Value::String(s) if !ctx.0 => out.push((at, s.clone())),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    plain_strings(item, sensitive, format!("{at}/{i}"), out);
+                    plain_strings_in(item, ctx, false, format!("{at}/{i}"), out);
                 }
             }
             Value::Object(map) => {
                 for (k, item) in map {
                     let p = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
-                    plain_strings(item, keys.is_sensitive(k), p, out);
+                    // Everything under a sensitive key is context, however deep, except below a
+                    // field named in a schema's `properties`.
+                    let own = keys.is_sensitive(k);
+                    let c = if own {
+                        (true, schema_map)
+                    } else {
+                        (ctx.0 && !ctx.1, false)
+                    };
+                    plain_strings_in(item, c, keys::is_schema_map(k), p, out);
                 }
             }
             _ => {}

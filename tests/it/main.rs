@@ -5,6 +5,7 @@ mod check;
 mod contract;
 mod fixtures;
 mod interop;
+mod leaks;
 mod lint;
 mod lint_cassette;
 mod readme;

@@ -1,0 +1,165 @@
+//! Echoes: a value recognised as secret once (by key context or by shape) is redacted wherever
+//! it appears again in the same session — echoed in a result's text, quoted in an error
+//! message, carried by a notification or a later request — where neither its key nor its shape
+//! would give it away.
+//!
+//! The set is bounded so that a session with many secrets cannot grow memory or matching time
+//! without end, and only values of at least [`MIN_ECHO_LEN`] characters are remembered, so that a
+//! short value under a sensitive key (`"password": "hunter2x"` is remembered, `"pin": "1234"` is
+//! not) cannot turn every occurrence of a common word into a placeholder. Matching uses one
+//! Aho-Corasick automaton over every remembered value (leftmost-longest), rebuilt only when the
+//! set grows.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+
+use super::placeholder::{contains_placeholder, overlaps, placeholder, placeholder_spans};
+
+/// Shortest value remembered, in characters.
+pub const MIN_ECHO_LEN: usize = 8;
+/// Longest value remembered, in bytes: a longer one is still redacted where it was found.
+pub const MAX_ECHO_BYTES: usize = 64 * 1024;
+/// How many values are remembered at most; later ones are redacted where found, not echoed.
+pub const MAX_ECHOES: usize = 4096;
+
+/// The secrets seen so far in one session (or one cassette), with the placeholder each became.
+#[derive(Debug, Default, Clone)]
+pub struct Echoes {
+    /// Secret -> its placeholder (the rule that first found it names it).
+    by_secret: HashMap<String, String>,
+    /// Secrets in pattern order for the automaton.
+    secrets: Vec<String>,
+    automaton: Option<AhoCorasick>,
+    dirty: bool,
+}
+
+impl Echoes {
+    pub fn new() -> Echoes {
+        Echoes::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.secrets.len()
+    }
+
+    /// Remembers a secret a rule replaced, if it qualifies.
+    pub fn learn(&mut self, rule: &str, secret: &str) {
+        if self.secrets.len() >= MAX_ECHOES
+            || secret.len() > MAX_ECHO_BYTES
+            || secret.chars().nth(MIN_ECHO_LEN - 1).is_none()
+            || secret.trim().len() != secret.len()
+            || contains_placeholder(secret)
+            || self.by_secret.contains_key(secret)
+        {
+            return;
+        }
+        self.by_secret
+            .insert(secret.to_owned(), placeholder(rule, secret));
+        self.secrets.push(secret.to_owned());
+        self.dirty = true;
+    }
+
+    fn automaton(&mut self) -> Option<&AhoCorasick> {
+        if self.dirty {
+            self.dirty = false;
+            self.automaton = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&self.secrets)
+                .ok();
+        }
+        self.automaton.as_ref()
+    }
+
+    /// The placeholder for a value that is exactly a remembered secret (a number's text).
+    pub fn exact(&self, text: &str) -> Option<&str> {
+        self.by_secret.get(text).map(String::as_str)
+    }
+
+    /// Whether `text` holds a remembered secret (a cheap test before decoding anything).
+    pub fn hits(&mut self, text: &str) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        self.automaton().is_some_and(|ac| ac.is_match(text))
+    }
+
+    /// Replaces every remembered secret in `text` that does not overlap a placeholder; `None`
+    /// when nothing changed. `hit(placeholder_rule_text, secret)` is called per replacement.
+    pub fn apply(&mut self, text: &str, hit: &mut dyn FnMut(&str, &str)) -> Option<String> {
+        if self.secrets.is_empty() {
+            return None;
+        }
+        let ac = self.automaton()?.clone();
+        let mut spans = None;
+        let mut out = String::new();
+        let mut last = 0;
+        for m in ac.find_iter(text) {
+            let spans = spans.get_or_insert_with(|| placeholder_spans(text));
+            if overlaps(spans, &m.range()) || !text.is_char_boundary(m.start()) {
+                continue;
+            }
+            let secret = &self.secrets[m.pattern().as_usize()];
+            let Some(ph) = self.by_secret.get(secret) else {
+                continue;
+            };
+            hit(rule_of(ph), secret);
+            out.push_str(&text[last..m.start()]);
+            out.push_str(ph);
+            last = m.end();
+        }
+        if last == 0 {
+            return None;
+        }
+        out.push_str(&text[last..]);
+        Some(out)
+    }
+}
+
+/// The rule name inside a placeholder we made (`[REDACTED:<rule>:<hash8>]`).
+pub(super) fn rule_of(ph: &str) -> &str {
+    ph.get(10..ph.len().saturating_sub(10)).unwrap_or("echo")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_long_values_and_replaces_their_echoes() {
+        let mut e = Echoes::new();
+        e.learn("keyctx", "hunter2-correct");
+        e.learn("keyctx", "short");
+        assert_eq!(e.len(), 1);
+        let mut n = 0;
+        let out = e
+            .apply("login with hunter2-correct failed", &mut |r, _| {
+                assert_eq!(r, "keyctx");
+                n += 1;
+            })
+            .unwrap();
+        assert_eq!(
+            out,
+            format!(
+                "login with {} failed",
+                placeholder("keyctx", "hunter2-correct")
+            )
+        );
+        assert_eq!(n, 1);
+        assert_eq!(e.apply(&out, &mut |_, _| {}), None, "idempotent");
+        assert_eq!(e.apply("short and sweet", &mut |_, _| {}), None);
+    }
+
+    #[test]
+    fn the_set_is_bounded() {
+        let mut e = Echoes::new();
+        for i in 0..MAX_ECHOES + 10 {
+            e.learn("keyctx", &format!("secret-value-{i:08}"));
+        }
+        assert_eq!(e.len(), MAX_ECHOES);
+    }
+}
