@@ -1,17 +1,27 @@
 //! mcp-cassette: record, replay, check and lint Model Context Protocol sessions.
 //!
-//! Architecture (arrows point down; nothing imports `commands` or `cli`):
+//! Architecture: each line imports only from the lines below it (checked by hand with
+//! `grep crate::` per module; nothing imports `commands` or `cli`).
 //!
 //! ```text
-//! commands ──▶ record, replay, client, report
-//!          ──▶ transport, cassette, redact, lint, contract
-//!          ──▶ protocol, jsonrpc, line, atomic_file
-//!          ──▶ json
+//! commands, cli        one file per verb; the only code that prints and picks exit codes
+//! record, replay       the stdio proxy and recorder core; the replay engine and its front-ends
+//! report               text, JSON, SARIF and terminal-safe renderings of findings
+//! inspect, contract    what a live server publishes (CAS-C checks); snapshots and drift
+//! client, lint, redact the one MCP client; the CAS-L rules and cassette lint; redaction
+//! transport, cassette  child processes and line framing; the cassette format
+//! protocol, jsonrpc,   MCP facts (eras, versions, error codes, header params); frames;
+//!   line, atomic_file, the one bounded line reader; the one atomic file write;
+//!   severity           the one severity scale
+//! json                 the one JSON text toolkit: scanning, canonical text, JS numbers
 //! ```
 //!
-//! `jsonrpc`, `protocol`, `cassette`, `redact`, `lint`, `contract` and the replay engine are
-//! synchronous and pure: they read and write only the `Read`/`Write` they are handed. Tokio
-//! lives in `transport`, `record`, the replay front-ends, `client` and `commands`.
+//! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
+//! checks and the replay engine (index, session, schedule, miss diagnosis) are synchronous and
+//! pure: they read and write only the `Read`/`Write` they are handed. Tokio lives in
+//! `transport` (the child process), `client`, `record`, `commands`, and in replay only behind
+//! passthrough, whose runtime is started at the first forwarded miss so a plain replay never
+//! starts one.
 
 pub mod atomic_file;
 pub mod cassette;
