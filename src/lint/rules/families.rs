@@ -613,6 +613,36 @@ fn decode_into(
     }
 }
 
+/// The help text of a family rule (CAS-L018…L024): its own head, overlap and references
+/// around the paragraphs they all share (normalisation, evidence, surfaces, level), written once.
+macro_rules! family_help {
+    (head: $head:expr, overlap: $overlap:expr, references: $references:expr $(,)?) => {
+        concat!(
+            $head,
+            "\n\n",
+            "**Normalisation.** Matched after the second-stage normalisation: compatibility (NFKC) and \
+homoglyph folding, invisible characters removed, leetspeak undone, letter-spacing \
+collapsed, comments marked, and base64, hex and percent-encoded runs decoded (bounded).
+
+**Evidence.** The original text around the match (20 characters before it, 60 in all), \
+then which normalisation revealed it (`[revealed by: leetspeak undone]`), or for an encoded \
+run its first 40 characters and the decoded text (`[decoded from base64: \"…\"]`).",
+            "\n\n",
+            $overlap,
+            "\n\n",
+            "**Surfaces.** Tool (description, title, annotations, and every schema text: `description`, \
+`title`, `default`, `const`, `enum`, `examples`, nested and under `$defs`), prompt, resource, \
+resource name. Not recorded output.
+
+**Level.** Warn: a new rule starts at warn and graduates later (docs/check.md), so no gate \
+changes on upgrade.",
+            "\n\n",
+            $references
+        )
+    };
+}
+pub(super) use family_help;
+
 #[cfg(test)]
 mod tests {
     use super::*;
