@@ -11,7 +11,7 @@ use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 /// Record, replay, check and lint Model Context Protocol sessions.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-cassette", version, about, long_about = None)]
+#[command(name = "mcp-cassette", version = VERSION, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -22,7 +22,18 @@ impl Cli {
     /// clap prints and exits with its status.
     pub fn from_env() -> Self {
         let args: Vec<OsString> = std::env::args_os().collect();
-        Self::replay_only(&args).unwrap_or_else(|| Self::parse_from(args))
+        if let Some(cli) = Self::replay_only(&args) {
+            return cli;
+        }
+        match Self::try_parse_from(&args) {
+            Ok(cli) => cli,
+            Err(err) if !err.use_stderr() => err.exit(),
+            Err(err) => {
+                let _ = err.print();
+                let verb = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+                std::process::exit(usage_exit_code(verb))
+            }
+        }
     }
 
     /// `mcp-cassette replay …` parsed by a command that knows only replay's arguments.
@@ -43,6 +54,27 @@ impl Cli {
         Some(Self {
             command: Command::Replay(replay),
         })
+    }
+}
+
+/// `--version`: ours, then what it reads and writes and whose behaviour it follows, so a bug
+/// report or a CI log says what a cassette made with it can be opened by.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (cassette format v1-v2, writes v2; contract snapshot v1; MCP 2024-11-05 to 2026-07-28;",
+    " compatible with the TypeScript mcp-cassette 0.10)"
+);
+
+/// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
+/// code each command already gives its other refusals, as the reference does, so a script
+/// tells "you called me wrong" apart from a verdict the same way for every kind of mistake
+/// (docs/cli.md). Help and `--version` exit 0.
+pub fn usage_exit_code(verb: &str) -> i32 {
+    match verb {
+        "check" | "snapshot" | "verify" | "redact" | "rules" => 2,
+        // record, replay, lint, and a command line with no known command (as the reference's
+        // argument parser exits).
+        _ => 1,
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod ajv;
 mod check;
+mod cli;
 mod contract;
 mod fixtures;
 mod interop;
