@@ -59,7 +59,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 Format::Sarif => match sarif_document(&args, &target, &report) {
                     Ok(text) => text,
                     Err(err) => {
-                        eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
+                        eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
                         return ExitCode::from(2);
                     }
                 },
@@ -72,7 +72,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             ExitCode::from(report.exit_code())
         }
         Err(err) => {
-            eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
+            eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
             ExitCode::from(2)
         }
     }

@@ -26,7 +26,10 @@ pub fn run(args: SnapshotArgs) -> ExitCode {
     match run_inner(&args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("snapshot failed: {}", escape_lines(&format!("{err:#}")));
+            eprintln!(
+                "snapshot failed: {}",
+                escape_lines(&super::error_text(&err))
+            );
             ExitCode::from(2)
         }
     }

@@ -60,3 +60,20 @@ fn a_usage_error_exits_with_the_code_of_its_command() {
         assert_eq!(run(args).status.code(), Some(0), "{args:?}");
     }
 }
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let folder = dir.path().to_str().unwrap();
+    for (args, code) in [
+        (vec!["redact", missing.to_str().unwrap(), "--scan"], 2),
+        (vec!["snapshot", "--check", "-f", folder, "--stdio", "x"], 2),
+        (vec!["check", "--stdio", missing.to_str().unwrap()], 2),
+    ] {
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches("(os error").count(), 1, "{args:?}: {stderr}");
+    }
+}
