@@ -118,8 +118,9 @@ pub struct RecordArgs {
     /// Bind address of the HTTP recording proxy.
     #[arg(long = "listen", value_name = "host:port")]
     pub listen: Option<String>,
-    /// The stdio server command, after `--`.
-    #[arg(last = true, value_name = "command")]
+    /// The stdio server command, after `--` or simply last (everything from its first word on
+    /// belongs to the server, flags included), as the reference accepts it.
+    #[arg(trailing_var_arg = true, value_name = "command")]
     pub command: Vec<String>,
 }
 
@@ -142,8 +143,9 @@ pub struct ReplayArgs {
     /// A JSON Pointer into request params to ignore when matching, optionally `method:`-scoped.
     #[arg(long = "volatile", value_name = "decl")]
     pub volatile: Vec<String>,
-    /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough.
-    #[arg(last = true, value_name = "command")]
+    /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
+    /// after `--` or simply after the cassette.
+    #[arg(trailing_var_arg = true, value_name = "command")]
     pub command: Vec<String>,
 }
 
@@ -315,6 +317,18 @@ mod tests {
             ],
             &["replay", "a.jsonl", "--redact-config", "r.json"],
             &["replay", "-"],
+            &["replay", "a.jsonl", "node", "server.js", "--port", "3"],
+            &["replay", "--", "a.jsonl"],
+            &["replay", "a.jsonl", "b.jsonl"],
+            &[
+                "replay",
+                "a.jsonl",
+                "--on-miss",
+                "passthrough",
+                "--",
+                "node",
+                "s.js",
+            ],
         ];
         for words in accepted {
             let args = args(words);
@@ -324,16 +338,13 @@ mod tests {
         }
         let refused: &[&[&str]] = &[
             &["replay"],
-            &["replay", "--", "a.jsonl"],
             &["replay", "--help"],
             &["replay", "-h"],
             &["replay", "--version"],
             &["replay", "-V"],
-            &["replay", "a.jsonl", "b.jsonl"],
             &["replay", "a.jsonl", "--on-miss"],
             &["replay", "a.jsonl", "--listen", "a", "--listen", "b"],
             &["replay", "a.jsonl", "--no-such-flag"],
-            &["replay", "a.jsonl", "node", "server.js"],
             &["--version"],
             &["help", "replay"],
             &["record", "-o", "a.jsonl", "--", "node"],
