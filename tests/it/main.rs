@@ -8,6 +8,7 @@ mod interop;
 mod leaks;
 mod lint;
 mod lint_cassette;
+mod npm;
 mod readme;
 mod record;
 mod redact;
