@@ -1,5 +1,6 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod action;
 mod ajv;
 mod check;
 mod contract;
