@@ -315,6 +315,17 @@ fn run_comment_script(
     check: (&str, &str),
     drift: (&str, &str),
 ) -> (String, String) {
+    run_comment_script_with_stderr(api, pull_request, check, drift, "")
+}
+
+/// [`run_comment_script`], with `drift_stderr` as what `snapshot --check` printed on stderr.
+fn run_comment_script_with_stderr(
+    api: &str,
+    pull_request: bool,
+    check: (&str, &str),
+    drift: (&str, &str),
+    drift_stderr: &str,
+) -> (String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let event = tmp.path().join("event.json");
     let payload = if pull_request {
@@ -326,6 +337,8 @@ fn run_comment_script(
     let summary = tmp.path().join("summary.md");
     let err = tmp.path().join("none.err");
     std::fs::write(&err, "").unwrap();
+    let drift_err = tmp.path().join("drift.err");
+    std::fs::write(&drift_err, drift_stderr).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("action/comment.mjs");
     let out = Command::new("node")
         .arg(script)
@@ -339,7 +352,7 @@ fn run_comment_script(
         .env("MCP_CHECK_ERR", &err)
         .env("MCP_SNAPSHOT_STATUS", drift.0)
         .env("MCP_SNAPSHOT_MD", markdown_dir().join(drift.1))
-        .env("MCP_SNAPSHOT_ERR", &err)
+        .env("MCP_SNAPSHOT_ERR", &drift_err)
         .env("GITHUB_API_URL", api)
         .env("GITHUB_REPOSITORY", "octo/app")
         .env(
@@ -527,4 +540,25 @@ fn action_metadata() {
             run_indent = Some(indent);
         }
     }
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn a_command_that_could_not_run_says_so_with_its_error_fenced() {
+    require_node();
+    let api = github::start(github::State::default());
+    let (_, summary) = run_comment_script_with_stderr(
+        &api.url,
+        false,
+        ("0", "check-clean.md"),
+        ("2", "no-such-file.md"),
+        "snapshot failed: a name with ``` inside\n",
+    );
+    assert!(summary.contains("### mcp-cassette: ❌ FAIL\n"), "{summary}");
+    assert!(
+        summary.contains(
+            "**Contract drift**: ❌ could not run (exit 2).\n\n````text\nsnapshot failed: a name with ``` inside\n````\n"
+        ),
+        "{summary}"
+    );
 }

@@ -162,4 +162,60 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
         "{}",
         String::from_utf8_lossy(&evil.stdout)
     );
+
+    #[cfg(unix)]
+    sigterm_reaches_the_binary(&project);
+}
+
+/// SIGTERM sent to the launcher stops the binary, and the launcher dies of the same signal.
+/// The stdio protocol runs through it meanwhile: a ping is answered before the signal is sent,
+/// which also proves the launcher is past installing its handlers.
+#[cfg(unix)]
+fn sigterm_reaches_the_binary(project: &Path) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+
+    let demo = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/demo/everything.cassette.jsonl"
+    );
+    let mut child = Command::new("node")
+        .current_dir(project)
+        .arg("node_modules/mcp-cassette/bin/mcp-cassette.js")
+        .args(["replay", demo])
+        .env_remove("MCP_CASSETTE_BINARY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    // The binary is gone too (not orphaned): its end of stdout is closed although our end of
+    // its stdin is still open, which alone would keep replay running.
+    let (done, eof) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut reader, &mut rest);
+        let _ = done.send(());
+    });
+    assert!(
+        eof.recv_timeout(std::time::Duration::from_secs(10)).is_ok(),
+        "the binary outlived the launcher"
+    );
+    drop(stdin);
 }
