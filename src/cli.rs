@@ -166,7 +166,7 @@ pub struct TargetArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// text, json or sarif.
+    /// text, json, sarif or markdown.
     #[arg(long = "format", value_name = "format", default_value = "text")]
     pub format: String,
     /// Same as --format json (takes precedence).
@@ -207,6 +207,9 @@ pub struct SnapshotArgs {
     /// Machine-readable diff (with --check).
     #[arg(long = "json")]
     pub json: bool,
+    /// text, json or markdown (with --check; --json takes precedence).
+    #[arg(long = "format", value_name = "format", default_value = "text")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]

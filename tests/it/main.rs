@@ -1,5 +1,6 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod action;
 mod ajv;
 mod check;
 mod cli;
@@ -9,6 +10,7 @@ mod interop;
 mod leaks;
 mod lint;
 mod lint_cassette;
+mod npm;
 mod readme;
 mod record;
 mod redact;
