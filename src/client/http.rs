@@ -15,7 +15,7 @@
 //! is bounded in bytes too (16 MiB, one message always let through). A non-2xx status is
 //! `HTTP <status> from server`, with the JSON-RPC error of the body when it has one. The
 //! client's per-request timeout bounds every exchange; close sends `DELETE` with the session id
-//! (two seconds at most) when the server minted one.
+//! (two seconds at most) when a legacy server minted one.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -327,14 +327,22 @@ impl HttpTransport {
         // hyper-util says "client error (Connect)" for every failure before a connection
         // exists; the cause after it is what the user needs.
         match text.strip_prefix("client error (Connect)") {
-            Some(cause) => TransportError::Gone(Gone {
-                reason: format!(
-                    "the server at {} could not be reached ({})",
-                    self.uri,
-                    cause.trim_start_matches(": ")
-                ),
-                detail: String::new(),
-            }),
+            Some(cause) => {
+                let cause = cause.trim_start_matches(": ");
+                // Past TCP and DNS, an https connection can only fail in its handshake; rustls
+                // names the cause but not the stage.
+                let tls = self.uri.scheme_str() == Some("https")
+                    && !cause.starts_with("tcp connect error")
+                    && !cause.starts_with("dns error");
+                TransportError::Gone(Gone {
+                    reason: format!(
+                        "the server at {} could not be reached ({}{cause})",
+                        self.uri,
+                        if tls { "TLS handshake failed: " } else { "" }
+                    ),
+                    detail: String::new(),
+                })
+            }
             None => TransportError::Failed {
                 message: format!(
                     "the request \"{}\" to {} failed: {}",
@@ -421,7 +429,8 @@ impl Transport for HttpTransport {
 
     fn close(mut self: Box<Self>) -> BoxFuture<'static, ()> {
         self.stop_streams();
-        let session = self.session_id.take();
+        // Sessions are a legacy-era thing; a modern server has none to end.
+        let session = self.session_id.take().filter(|_| self.era == Era::Legacy);
         let version = self.protocol_version.clone();
         let outbound = self.outbound.clone();
         let uri = self.uri.clone();

@@ -4,6 +4,7 @@ mod ajv;
 mod check;
 mod contract;
 mod fixtures;
+mod http_client;
 mod interop;
 mod leaks;
 mod lint;
