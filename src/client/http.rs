@@ -548,3 +548,122 @@ async fn pump(mut body: Incoming, tx: mpsc::Sender<Item>, budget: Arc<Semaphore>
     }
     let _ = tx.send(Item::End).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn transport() -> HttpTransport {
+        HttpTransport::new("http://127.0.0.1:1/mcp").unwrap()
+    }
+
+    fn header<'a>(request: &'a Request<Full<Bytes>>, name: &str) -> Option<&'a str> {
+        request.headers().get(name).and_then(|v| v.to_str().ok())
+    }
+
+    #[test]
+    fn legacy_requests_carry_the_session_and_no_modern_headers() {
+        let mut http = transport();
+        http.set_era(Era::Legacy);
+        let init = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        assert_eq!(header(&init, "mcp-protocol-version"), None);
+        assert_eq!(header(&init, "content-type"), Some("application/json"));
+        assert_eq!(header(&init, "accept"), Some(ACCEPT_BOTH));
+        http.session_id = Some("s-1".into());
+        http.set_protocol_version("2025-06-18");
+        let call = http
+            .request_for(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
+        assert_eq!(header(&call, "mcp-session-id"), Some("s-1"));
+        assert_eq!(header(&call, "mcp-protocol-version"), Some("2025-06-18"));
+        assert_eq!(header(&call, "mcp-method"), None);
+        assert_eq!(header(&call, "mcp-name"), None);
+    }
+
+    #[test]
+    fn modern_requests_carry_method_name_and_declared_parameters() {
+        let mut http = transport();
+        http.session_id = Some("minted-anyway".into());
+        http.set_era(Era::Modern);
+        http.set_protocol_version("2026-07-28");
+        let list = http.request_for(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+        assert_eq!(header(&list, "mcp-method"), Some("tools/list"));
+        assert_eq!(header(&list, "mcp-session-id"), None);
+        let region = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "zone": {"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Zone"}}}
+        }});
+        let broken = json!({"type": "object", "properties": {
+            "n": {"type": "number", "x-mcp-header": "N"}
+        }});
+        let answer = json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": [
+            {"name": "weather", "inputSchema": region},
+            {"name": "broken", "inputSchema": broken}
+        ]}});
+        http.learn_declarations(answer.to_string().as_bytes());
+        let call = http.request_for(
+            &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+                "name": "weather", "arguments": {"region": " 日本", "zone": {"id": 42}}
+            }})
+            .to_string(),
+        );
+        assert_eq!(header(&call, "mcp-method"), Some("tools/call"));
+        assert_eq!(header(&call, "mcp-name"), Some("weather"));
+        assert_eq!(
+            header(&call, "mcp-param-region"),
+            Some("=?base64?IOaXpeacrA==?=")
+        );
+        assert_eq!(header(&call, "mcp-param-zone"), Some("42"));
+        assert_eq!(header(&call, "mcp-protocol-version"), Some("2026-07-28"));
+        // An invalid declaration withholds the tool from header resolution, nothing more.
+        let call = http.request_for(
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+                "name": "broken", "arguments": {"n": 1.5}
+            }})
+            .to_string(),
+        );
+        assert_eq!(header(&call, "mcp-name"), Some("broken"));
+        assert_eq!(header(&call, "mcp-param-n"), None);
+        let read = http.request_for(
+            &json!({"jsonrpc": "2.0", "id": 10, "method": "resources/read", "params": {"uri": "note://a b"}})
+                .to_string(),
+        );
+        assert_eq!(header(&read, "mcp-name"), Some("note://a b"));
+        // Only answers to our own listings teach: a stray id changes nothing.
+        let stray = json!({"jsonrpc": "2.0", "id": 99, "result": {"tools": [
+            {"name": "weather", "inputSchema": {}}
+        ]}});
+        http.learn_declarations(stray.to_string().as_bytes());
+        assert!(http.header_params.contains_key("weather"));
+    }
+
+    #[test]
+    fn switching_era_forgets_the_other_eras_version() {
+        let mut http = transport();
+        http.set_era(Era::Modern);
+        http.set_protocol_version("2026-07-28");
+        http.set_era(Era::Legacy);
+        let init = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        assert_eq!(header(&init, "mcp-protocol-version"), None);
+    }
+
+    #[test]
+    fn error_bodies_and_media_types() {
+        let error = error_of(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"no","data":{"supported":["x"]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(error.code, -32022);
+        assert_eq!(error.data, Some(json!({"supported": ["x"]})));
+        assert!(error_of(b"<html>").is_none());
+        let status = TransportError::Status {
+            status: 400,
+            error: Some(Box::new(error)),
+        };
+        assert_eq!(status.to_string(), "HTTP 400 from server (-32022: no)");
+        assert!(!status.is_fatal());
+        let value = HeaderValue::from_static("Text/Event-Stream; charset=utf-8");
+        assert_eq!(media_type(Some(&value)), "text/event-stream");
+        assert_eq!(media_type(None), "");
+    }
+}
