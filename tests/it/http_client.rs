@@ -797,3 +797,36 @@ fn tool_calls_over_http_carry_the_declared_header_parameters() {
         client.close().await;
     });
 }
+
+#[test]
+fn a_connection_dropped_before_the_answer_is_named() {
+    let server = Server::start(|request| match request.rpc_method() {
+        // Closed with no answer at all.
+        "initialize" => Vec::new(),
+        _ => accepted(),
+    });
+    let out = run(&["check", "--url", &server.url, "--era", "legacy"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "check failed: initialize failed: the request \"initialize\" to {} failed: connection closed before message completed\n",
+            server.url
+        )
+    );
+}
+
+#[test]
+fn a_stream_cut_mid_event_loses_only_that_request() {
+    let server = Server::start(|request| match request.rpc_method() {
+        "initialize" => json_answer("", &legacy_init(request)),
+        "tools/list" => event_stream("", &[r#"data: {"jsonrpc":"2.0","id":2,"res"#]),
+        _ => accepted(),
+    });
+    let out = run(&["check", "--url", &server.url, "--era", "legacy"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).lines().last().unwrap(),
+        "check failed: the server ended its answer to \"tools/list\" without a JSON-RPC response"
+    );
+}
