@@ -31,8 +31,10 @@
 //! # Errors
 //!
 //! [`ClientError`] is the same whatever the transport: a server that went away is
-//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]), so an HTTP
-//! transport reports through the same variants as stdio.
+//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]): a stdio
+//! child's exit, an HTTP server that cannot be reached ([`HttpTransport`]). An HTTP answer
+//! whose status is not 2xx is [`TransportError::Status`]; when its body carries a modern
+//! lifecycle error (`-32022` and the like), discovery reads it as it reads an error answer.
 
 mod error;
 mod http;
