@@ -117,8 +117,9 @@ impl HttpTransport {
         })
     }
 
-    /// The POST carrying `message`, with the headers its era and method call for.
-    fn request_for(&mut self, message: &str) -> Request<Full<Bytes>> {
+    /// The POST carrying `message`, with the headers its era and method call for, and whether
+    /// it is a request (something the server answers).
+    fn request_for(&mut self, message: &str) -> (Request<Full<Bytes>>, bool) {
         let parsed: Option<Value> = serde_json::from_str(message).ok();
         let method = parsed
             .as_ref()
@@ -128,7 +129,8 @@ impl HttpTransport {
             .as_ref()
             .and_then(|m| m.get("id"))
             .and_then(Id::from_value);
-        if let (Some(method), Some(_)) = (method, &id) {
+        let is_request = method.is_some() && id.is_some();
+        if let (Some(method), true) = (method, is_request) {
             method.clone_into(&mut self.last_method);
         }
         let mut request = Request::builder()
@@ -162,9 +164,10 @@ impl HttpTransport {
                 }
             }
         }
-        request
+        let request = request
             .body(Full::new(Bytes::copy_from_slice(message.as_bytes())))
-            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())))
+            .unwrap_or_else(|_| Request::new(Full::new(Bytes::new())));
+        (request, is_request)
     }
 
     /// `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` for one modern request (docs/http.md,
@@ -232,7 +235,7 @@ impl HttpTransport {
     }
 
     async fn post(&mut self, message: &str) -> Result<(), TransportError> {
-        let request = self.request_for(message);
+        let (request, is_request) = self.request_for(message);
         let answer = self
             .outbound
             .send(request)
@@ -270,6 +273,11 @@ impl HttpTransport {
             self.open_streams += 1;
             self.streams
                 .push(tokio::spawn(pump(answer.into_body(), tx, budget)));
+            return Ok(());
+        }
+        if !is_request {
+            // A notification or an answer of ours expects nothing back; whatever a lenient
+            // server put in a 2xx body ("ok", an empty object) is not a message to wait for.
             return Ok(());
         }
         if declared_length.is_some_and(|n| n > MAX_MESSAGE as u64) {
@@ -566,14 +574,17 @@ mod tests {
     fn legacy_requests_carry_the_session_and_no_modern_headers() {
         let mut http = transport();
         http.set_era(Era::Legacy);
-        let init = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        let (init, _) = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
         assert_eq!(header(&init, "mcp-protocol-version"), None);
         assert_eq!(header(&init, "content-type"), Some("application/json"));
         assert_eq!(header(&init, "accept"), Some(ACCEPT_BOTH));
         http.session_id = Some("s-1".into());
         http.set_protocol_version("2025-06-18");
-        let call = http
+        let (call, _) = http
             .request_for(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
+        let (_, is_request) =
+            http.request_for(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert!(!is_request);
         assert_eq!(header(&call, "mcp-session-id"), Some("s-1"));
         assert_eq!(header(&call, "mcp-protocol-version"), Some("2025-06-18"));
         assert_eq!(header(&call, "mcp-method"), None);
@@ -586,7 +597,9 @@ mod tests {
         http.session_id = Some("minted-anyway".into());
         http.set_era(Era::Modern);
         http.set_protocol_version("2026-07-28");
-        let list = http.request_for(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+        let (list, is_request) =
+            http.request_for(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+        assert!(is_request);
         assert_eq!(header(&list, "mcp-method"), Some("tools/list"));
         assert_eq!(header(&list, "mcp-session-id"), None);
         let region = json!({"type": "object", "properties": {
@@ -601,7 +614,7 @@ mod tests {
             {"name": "broken", "inputSchema": broken}
         ]}});
         http.learn_declarations(answer.to_string().as_bytes());
-        let call = http.request_for(
+        let (call, _) = http.request_for(
             &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
                 "name": "weather", "arguments": {"region": " 日本", "zone": {"id": 42}}
             }})
@@ -616,7 +629,7 @@ mod tests {
         assert_eq!(header(&call, "mcp-param-zone"), Some("42"));
         assert_eq!(header(&call, "mcp-protocol-version"), Some("2026-07-28"));
         // An invalid declaration withholds the tool from header resolution, nothing more.
-        let call = http.request_for(
+        let (call, _) = http.request_for(
             &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
                 "name": "broken", "arguments": {"n": 1.5}
             }})
@@ -624,7 +637,7 @@ mod tests {
         );
         assert_eq!(header(&call, "mcp-name"), Some("broken"));
         assert_eq!(header(&call, "mcp-param-n"), None);
-        let read = http.request_for(
+        let (read, _) = http.request_for(
             &json!({"jsonrpc": "2.0", "id": 10, "method": "resources/read", "params": {"uri": "note://a b"}})
                 .to_string(),
         );
@@ -643,7 +656,7 @@ mod tests {
         http.set_era(Era::Modern);
         http.set_protocol_version("2026-07-28");
         http.set_era(Era::Legacy);
-        let init = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        let (init, _) = http.request_for(r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
         assert_eq!(header(&init, "mcp-protocol-version"), None);
     }
 
