@@ -216,7 +216,11 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Replaces `target` with `bytes`, atomically.
-pub fn write(target: &Path, bytes: &[u8], permissions: Permissions) -> Result<(), AtomicFileError> {
+pub(crate) fn write(
+    target: &Path,
+    bytes: &[u8],
+    permissions: Permissions,
+) -> Result<(), AtomicFileError> {
     write_with(target, permissions, |file| {
         file.write_all(bytes)
             .map_err(|cause| AtomicFileError::Write {
@@ -229,7 +233,7 @@ pub fn write(target: &Path, bytes: &[u8], permissions: Permissions) -> Result<()
 /// Replaces `target` with what `fill` writes, atomically. The target is replaced only when
 /// `fill` succeeds and the content reaches the disk; on any error, `fill`'s own included, the
 /// target is untouched and no temporary file remains.
-pub fn write_with<T, E: From<AtomicFileError>>(
+pub(crate) fn write_with<T, E: From<AtomicFileError>>(
     target: &Path,
     permissions: Permissions,
     fill: impl FnOnce(&mut AtomicFile) -> Result<T, E>,

@@ -23,21 +23,21 @@
 //! passthrough, whose runtime is started at the first forwarded miss so a plain replay never
 //! starts one.
 
-pub mod atomic_file;
+pub(crate) mod atomic_file;
 pub mod cassette;
 pub mod cli;
 pub mod client;
 pub mod commands;
-pub mod contract;
+pub(crate) mod contract;
 pub mod inspect;
-pub mod json;
+pub(crate) mod json;
 pub mod jsonrpc;
-pub mod line;
+pub(crate) mod line;
 pub mod lint;
 pub mod protocol;
 pub mod record;
 pub mod redact;
 pub mod replay;
-pub mod report;
-pub mod severity;
+pub(crate) mod report;
+pub(crate) mod severity;
 pub mod transport;

@@ -48,7 +48,7 @@ const TOOLS: &str = r#"{"tools":[{"name":"echo","description":"Echo a message ba
 
 /// `echo-bench`: `initialize`, `ping`, `tools/list` and `tools/call echo` (whose text is the
 /// `message` argument, copied as raw JSON); other requests get a JSON-RPC error.
-pub fn echo_bench() -> io::Result<u8> {
+pub(crate) fn echo_bench() -> io::Result<u8> {
     let mut input = input();
     let mut out = output();
     let mut line = String::with_capacity(1 << 12);
@@ -96,7 +96,7 @@ fn answer(request: &Request<'_>, out: &mut impl Write) -> io::Result<()> {
 /// `null`: for every line carrying `"id":`, an empty result for that id; nothing else. The id is
 /// cut out of the text without parsing the line (the first `"id":` is taken to be the request's,
 /// which holds for clients that write `id` before `params`).
-pub fn null() -> io::Result<u8> {
+pub(crate) fn null() -> io::Result<u8> {
     let mut input = input();
     let mut out = output();
     let mut line = Vec::with_capacity(1 << 12);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::tiny::js_string;
 use crate::wire::{self, Emit, Flow, Incoming, Out, Server};
 
-pub struct HeaderParams;
+pub(crate) struct HeaderParams;
 
 fn tools() -> Value {
     json!([

@@ -13,13 +13,13 @@ use crate::wire::{Emit, Flow, Incoming, Out, Server};
 
 /// `stdout-log`: tiny, but it chats on stdout, which the stdio spec forbids and real servers do
 /// anyway: a banner, a line before and after every answer, and once a JSON-RPC batch array.
-pub struct StdoutLog {
+pub(crate) struct StdoutLog {
     tiny: Tiny,
     batch_sent: bool,
 }
 
 impl StdoutLog {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
             batch_sent: false,
@@ -53,12 +53,12 @@ impl Server for StdoutLog {
 }
 
 /// `crash`: a working tiny server until the first `tools/call`, which kills it with status 3.
-pub struct Crash {
+pub(crate) struct Crash {
     tiny: Tiny,
 }
 
 impl Crash {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
         }
@@ -77,14 +77,14 @@ impl Server for Crash {
 }
 
 /// `silent`: reads (so the client's writes never block) and never says a word.
-pub fn silent() -> io::Result<u8> {
+pub(crate) fn silent() -> io::Result<u8> {
     io::copy(&mut io::stdin().lock(), &mut io::sink())?;
     Ok(0)
 }
 
 /// `garbage`: every request gets a line that is not JSON (some of it JSON-RPC-shaped at first).
 #[derive(Default)]
-pub struct Garbage {
+pub(crate) struct Garbage {
     count: usize,
 }
 
@@ -105,12 +105,12 @@ impl Server for Garbage {
 }
 
 /// `wrong-id`: tiny's answers, each addressed to an id the client never used.
-pub struct WrongId {
+pub(crate) struct WrongId {
     tiny: Tiny,
 }
 
 impl WrongId {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
         }
@@ -144,17 +144,17 @@ fn wrong(id: &Value) -> Value {
 
 /// `huge-list`: tiny, whose `tools/list` answer weighs about 20 MB (tiny's tools, then thousands
 /// of filler tools with long, harmless descriptions).
-pub struct HugeList {
+pub(crate) struct HugeList {
     tiny: Tiny,
     /// The serialised `tools` array, built on first use and reused for every listing.
     tools_json: Option<String>,
 }
 
 /// The size the `tools/list` answer line reaches at least.
-pub const HUGE_LIST_BYTES: usize = 20 * 1024 * 1024;
+pub(crate) const HUGE_LIST_BYTES: usize = 20 * 1024 * 1024;
 
 impl HugeList {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
             tools_json: None,
@@ -211,14 +211,14 @@ impl Server for HugeList {
 /// `deep-schema`: tiny, plus a tool `deep` whose inputSchema nests this many schemas deep. The
 /// text is built by string concatenation: a `Value` this deep could not be serialised without
 /// deep recursion, and no JSON parser with a recursion limit could read it back.
-pub const DEEP_SCHEMA_LEVELS: usize = 10_000;
+pub(crate) const DEEP_SCHEMA_LEVELS: usize = 10_000;
 
-pub struct DeepSchema {
+pub(crate) struct DeepSchema {
     tiny: Tiny,
 }
 
 impl DeepSchema {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
         }
@@ -271,12 +271,12 @@ impl Server for DeepSchema {
 
 /// `paginate-forever`: tiny, whose `tools/list` always has another page. Page 0 (no cursor) holds
 /// tiny's tools; page N holds one tool `more_N` and points at page N+1.
-pub struct PaginateForever {
+pub(crate) struct PaginateForever {
     tiny: Tiny,
 }
 
 impl PaginateForever {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             tiny: Tiny::from_env(),
         }
@@ -316,7 +316,7 @@ impl Server for PaginateForever {
 /// `flood`: never reads, and writes 1 MiB notifications to stdout without end, each a JSON
 /// array of zeros that a client has to parse through, so a reader that queued whatever arrived
 /// would fall ever further behind. Stops when stdout goes away.
-pub fn flood() -> io::Result<u8> {
+pub(crate) fn flood() -> io::Result<u8> {
     let mut line = String::from(
         r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[0"#,
     );
@@ -328,7 +328,7 @@ pub fn flood() -> io::Result<u8> {
 }
 
 /// `flood-endless`: never reads, and writes one line to stdout that never ends.
-pub fn flood_endless() -> io::Result<u8> {
+pub(crate) fn flood_endless() -> io::Result<u8> {
     write_forever(&[b'x'; 64 * 1024])
 }
 
@@ -346,7 +346,7 @@ fn write_forever(bytes: &[u8]) -> io::Result<u8> {
 /// `pester`: never reads, and sends `ping` requests without end, so a client that answers each
 /// one fills the server's stdin pipe and then finds its write blocked for good. Stops when
 /// stdout goes away.
-pub fn pester() -> io::Result<u8> {
+pub(crate) fn pester() -> io::Result<u8> {
     use std::io::Write as _;
     let mut out = io::stdout().lock();
     for id in 0u64.. {

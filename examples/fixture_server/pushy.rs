@@ -18,10 +18,10 @@ use serde_json::{Map, Value, json};
 use crate::tiny::js_string;
 use crate::wire::{self, Emit, Flow, Incoming, Out, Server};
 
-pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 const LIST_CHANGED: &str = "notifications/tools/list_changed";
 
-pub struct Pushy {
+pub(crate) struct Pushy {
     modern: bool,
     tools: Vec<Value>,
     /// Open subscriptions in the order they were opened: listen id and the filter honoured.
@@ -29,7 +29,7 @@ pub struct Pushy {
 }
 
 impl Pushy {
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         let modern = std::env::var("PUSHY_ERA").is_ok_and(|era| era == "modern");
         let mut tools = vec![
             json!({

@@ -6,7 +6,7 @@
 
 use std::io::{self, BufRead, Write};
 
-pub fn run() -> io::Result<u8> {
+pub(crate) fn run() -> io::Result<u8> {
     let path = std::env::var("SCRIPT_FILE")
         .map_err(|_| io::Error::other("set SCRIPT_FILE to the lines to write"))?;
     let script = std::fs::read_to_string(path)?;

@@ -22,13 +22,13 @@ use serde_json::{Value, json};
 use crate::pushy::SUBSCRIPTION_ID;
 use crate::wire::{self, Emit, Flow, Incoming, Out, Server};
 
-pub const TASK_ID: &str = "task-0001";
+pub(crate) const TASK_ID: &str = "task-0001";
 const PROTOCOL: &str = "2026-07-28";
 const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// Fixed, so two recordings of this fixture compare equal.
 const CREATED_AT: &str = "2026-10-08T00:00:00Z";
 
-pub struct Tasking {
+pub(crate) struct Tasking {
     stall: bool,
     polls: u32,
     awaiting_input: bool,
@@ -66,7 +66,7 @@ fn complete(mut payload: Value) -> Value {
 }
 
 impl Tasking {
-    pub fn from_env() -> Self {
+    pub(crate) fn from_env() -> Self {
         Self {
             stall: std::env::var("TASKING_STALL").is_ok_and(|value| value == "1"),
             polls: 0,

@@ -6,7 +6,7 @@ use std::io::{self, BufRead, BufWriter, StdoutLock, Write};
 use serde_json::{Value, json};
 
 /// One message read from stdin. `id` is absent for notifications, `method` for responses.
-pub struct Incoming {
+pub(crate) struct Incoming {
     pub id: Option<Value>,
     pub method: Option<String>,
     pub params: Value,
@@ -29,54 +29,54 @@ impl Incoming {
     }
 
     /// The request id, or `None` for notifications and for responses the client sent.
-    pub fn request_id(&self) -> Option<&Value> {
+    pub(crate) fn request_id(&self) -> Option<&Value> {
         self.method.as_ref()?;
         self.id.as_ref()
     }
 
-    pub fn method(&self) -> &str {
+    pub(crate) fn method(&self) -> &str {
         self.method.as_deref().unwrap_or("")
     }
 
     /// A string at a JSON pointer below `params` (e.g. `/arguments/message`).
-    pub fn str_param(&self, pointer: &str) -> Option<&str> {
+    pub(crate) fn str_param(&self, pointer: &str) -> Option<&str> {
         self.params.pointer(pointer).and_then(Value::as_str)
     }
 }
 
 /// What a mode wants written, in order: JSON-RPC messages, or raw lines a well-behaved server
 /// would never print.
-pub enum Emit {
+pub(crate) enum Emit {
     Json(Value),
     Raw(String),
 }
 
-pub fn result(id: &Value, result: Value) -> Emit {
+pub(crate) fn result(id: &Value, result: Value) -> Emit {
     Emit::Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }
 
-pub fn error(id: &Value, code: i64, message: &str) -> Emit {
+pub(crate) fn error(id: &Value, code: i64, message: &str) -> Emit {
     Emit::Json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
-pub fn notification(method: &str, params: Value) -> Emit {
+pub(crate) fn notification(method: &str, params: Value) -> Emit {
     Emit::Json(json!({"jsonrpc": "2.0", "method": method, "params": params}))
 }
 
 /// Buffered stdout; the loop flushes after each input line so an interactive client sees every
 /// answer without waiting for the next request.
-pub struct Out {
+pub(crate) struct Out {
     writer: BufWriter<StdoutLock<'static>>,
 }
 
 impl Out {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             writer: BufWriter::with_capacity(1 << 16, io::stdout().lock()),
         }
     }
 
-    pub fn emit(&mut self, emit: &Emit) -> io::Result<()> {
+    pub(crate) fn emit(&mut self, emit: &Emit) -> io::Result<()> {
         match emit {
             Emit::Json(value) => serde_json::to_writer(&mut self.writer, value)?,
             Emit::Raw(line) => self.writer.write_all(line.as_bytes())?,
@@ -84,24 +84,24 @@ impl Out {
         self.writer.write_all(b"\n")
     }
 
-    pub fn emit_all(&mut self, emits: &[Emit]) -> io::Result<()> {
+    pub(crate) fn emit_all(&mut self, emits: &[Emit]) -> io::Result<()> {
         emits.iter().try_for_each(|emit| self.emit(emit))
     }
 
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.writer.flush()
     }
 }
 
 /// What the loop does after a message.
-pub enum Flow {
+pub(crate) enum Flow {
     Continue,
     /// Stop reading and exit with this status (after flushing what was written).
     Exit(u8),
 }
 
 /// One scripted mode.
-pub trait Server {
+pub(crate) trait Server {
     /// Called once before the first read, for modes that speak before being spoken to.
     fn start(&mut self, _out: &mut Out) -> io::Result<()> {
         Ok(())
@@ -113,7 +113,7 @@ pub trait Server {
 /// Reads newline-delimited JSON from stdin until it closes (then exits 0). Blank lines, lines that
 /// are not JSON and JSON that is not an object are skipped with a note on stderr, as the
 /// TypeScript SDK's stdio transport skips them.
-pub fn serve(server: &mut impl Server) -> io::Result<u8> {
+pub(crate) fn serve(server: &mut impl Server) -> io::Result<u8> {
     let mut input = io::stdin().lock();
     let mut out = Out::new();
     let mut line = Vec::new();

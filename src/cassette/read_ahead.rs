@@ -22,7 +22,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use super::{CassetteError, Entry, Reader};
 
 /// Entry text in flight before the reading thread waits.
-pub const BUDGET_BYTES: usize = 4 * 1024 * 1024;
+pub(super) const BUDGET_BYTES: usize = 4 * 1024 * 1024;
 /// A batch is handed over once it holds this much text or this many entries.
 const BATCH_BYTES: usize = 256 * 1024;
 const BATCH_ENTRIES: usize = 512;

@@ -40,9 +40,9 @@ use crate::transport::http::sse;
 use crate::transport::stdio;
 
 /// The longest message taken whole: the same bound as a stdio line.
-pub const MAX_MESSAGE: usize = stdio::MAX_LINE;
+pub(super) const MAX_MESSAGE: usize = stdio::MAX_LINE;
 /// Bytes of messages read ahead of the client before the stream readers pause.
-pub const QUEUE_BYTES: usize = stdio::QUEUE_BYTES;
+pub(super) const QUEUE_BYTES: usize = stdio::QUEUE_BYTES;
 /// How much of an error answer's body is read to find a JSON-RPC error in it.
 const ERROR_BODY: usize = 64 * 1024;
 /// What a queued message costs beyond its bytes, so a flood of tiny events is bounded too.

@@ -14,7 +14,7 @@ use crate::jsonrpc::Id;
 
 /// What one line from the server is.
 #[derive(Debug)]
-pub enum Incoming {
+pub(super) enum Incoming {
     /// An answer: `id` plus `result` or `error`.
     Response(Response),
     /// A request from the server (legacy servers may ping or ask for roots).
@@ -62,7 +62,7 @@ struct ErrorObject {
 }
 
 /// Classifies one line. Never fails: what cannot be read is [`Incoming::NotJsonRpc`].
-pub fn classify(line: &[u8]) -> Incoming {
+pub(super) fn classify(line: &[u8]) -> Incoming {
     let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
     let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
         return Incoming::NotJsonRpc;

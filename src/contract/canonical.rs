@@ -29,10 +29,10 @@ use serde_json::{Map, Value};
 use crate::json::{key_cmp, stable_stringify};
 
 /// Deepest schema node canonicalised; below it a subtree is compared verbatim.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Keys that only ever carry prose.
-pub const PROSE_KEYS: [&str; 4] = ["description", "title", "$comment", "examples"];
+pub(crate) const PROSE_KEYS: [&str; 4] = ["description", "title", "$comment", "examples"];
 /// Keys whose object value maps names to schemas.
 const SCHEMA_MAPS: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
 /// Keys whose value is data, never a schema.
@@ -65,7 +65,7 @@ fn is_object_schema(obj: &Map<String, Value>) -> bool {
 }
 
 /// The canonical form of one schema (any JSON value; only objects and arrays change).
-pub fn canonical(schema: &Value) -> Value {
+pub(crate) fn canonical(schema: &Value) -> Value {
     canonical_at(schema, 0)
 }
 
@@ -120,7 +120,7 @@ fn canonical_object(obj: &Map<String, Value>, depth: usize) -> Map<String, Value
 
 /// The prose of a schema: every prose-key value, by the pointer of the node that carries it.
 /// Two schemas whose canonical forms are equal differ in prose exactly when these differ.
-pub fn prose(schema: &Value) -> BTreeMap<String, String> {
+pub(crate) fn prose(schema: &Value) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     prose_at(schema, String::new(), 0, &mut out);
     out
@@ -158,7 +158,7 @@ fn prose_at(node: &Value, ptr: String, depth: usize, out: &mut BTreeMap<String, 
 }
 
 /// Whether a `$ref` string appears anywhere in the value (iterative, so any depth is safe).
-pub fn contains_ref(value: &Value) -> bool {
+pub(crate) fn contains_ref(value: &Value) -> bool {
     let mut stack = vec![value];
     while let Some(node) = stack.pop() {
         match node {
@@ -176,7 +176,7 @@ pub fn contains_ref(value: &Value) -> bool {
 }
 
 /// One JSON Pointer reference token (RFC 6901: `~` → `~0`, `/` → `~1`).
-pub fn escape(token: &str) -> String {
+pub(crate) fn escape(token: &str) -> String {
     if token.contains(['~', '/']) {
         token.replace('~', "~0").replace('/', "~1")
     } else {

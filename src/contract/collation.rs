@@ -43,7 +43,7 @@ fn tertiary(c: char) -> u8 {
 }
 
 /// Compares two names the way the snapshot writer orders tools.
-pub fn locale_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn locale_cmp(a: &str, b: &str) -> Ordering {
     let primary_order = a.chars().map(primary).cmp(b.chars().map(primary));
     if primary_order != Ordering::Equal {
         return primary_order;

@@ -38,7 +38,7 @@ use crate::json::{stable_stringify, stringify};
 /// How much a change matters to a caller. Ordered most severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Tier {
+pub(crate) enum Tier {
     Breaking,
     Dangerous,
     Minor,
@@ -47,10 +47,12 @@ pub enum Tier {
 
 impl Tier {
     /// Report order.
-    pub const ALL: [Tier; 4] = [Tier::Breaking, Tier::Dangerous, Tier::Minor, Tier::Info];
+    pub(crate) const ALL: [Tier; 4] = [Tier::Breaking, Tier::Dangerous, Tier::Minor, Tier::Info];
 
-    /// `breaking`, `dangerous`, `minor`, `info`.
-    pub fn as_str(self) -> &'static str {
+    /// `breaking`, `dangerous`, `minor`, `info` (the serialised names, which reports take from
+    /// serde; tests compare against these).
+    #[cfg(test)]
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Tier::Breaking => "breaking",
             Tier::Dangerous => "dangerous",
@@ -60,7 +62,7 @@ impl Tier {
     }
 
     /// The bracketed label of the text report: `BREAKING`, …
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Tier::Breaking => "BREAKING",
             Tier::Dangerous => "DANGEROUS",
@@ -71,32 +73,32 @@ impl Tier {
 }
 
 /// The drift rule ids. Frozen: never renamed, never reused; a new id is added instead.
-pub mod rule {
-    pub const TOOL_REMOVED: &str = "tool-removed";
-    pub const TOOL_ADDED: &str = "tool-added";
-    pub const TOOL_DESCRIPTION_CHANGED: &str = "tool-description-changed";
-    pub const TOOL_DESCRIPTION_POISONED: &str = "tool-description-poisoned";
-    pub const TOOL_ANNOTATIONS_CHANGED: &str = "tool-annotations-changed";
-    pub const INPUT_SCHEMA_REPLACED: &str = "input-schema-replaced";
-    pub const INPUT_SCHEMA_TYPE_CHANGED: &str = "input-schema-type-changed";
-    pub const INPUT_SCHEMA_CHANGED_UNCLASSIFIED: &str = "input-schema-changed-unclassified";
-    pub const INPUT_SCHEMA_REF_UNCLASSIFIED: &str = "input-schema-ref-unclassified";
-    pub const INPUT_ANNOTATION_CHANGED: &str = "input-annotation-changed";
-    pub const INPUT_PROPERTY_BECAME_REQUIRED: &str = "input-property-became-required";
-    pub const INPUT_PROPERTY_BECAME_OPTIONAL: &str = "input-property-became-optional";
-    pub const INPUT_PROPERTY_REMOVED: &str = "input-property-removed";
-    pub const INPUT_PROPERTY_ADDED_REQUIRED: &str = "input-property-added-required";
-    pub const INPUT_PROPERTY_ADDED_OPTIONAL: &str = "input-property-added-optional";
-    pub const INPUT_PROPERTY_TYPE_CHANGED: &str = "input-property-type-changed";
-    pub const INPUT_PROPERTY_TYPE_REMOVED: &str = "input-property-type-removed";
-    pub const INPUT_SCHEMA_TYPE_REMOVED: &str = "input-schema-type-removed";
-    pub const INPUT_PROPERTY_DEFAULT_CHANGED: &str = "input-property-default-changed";
-    pub const INPUT_ENUM_VALUE_REMOVED: &str = "input-enum-value-removed";
-    pub const INPUT_ENUM_VALUE_ADDED: &str = "input-enum-value-added";
+pub(crate) mod rule {
+    pub(crate) const TOOL_REMOVED: &str = "tool-removed";
+    pub(crate) const TOOL_ADDED: &str = "tool-added";
+    pub(crate) const TOOL_DESCRIPTION_CHANGED: &str = "tool-description-changed";
+    pub(crate) const TOOL_DESCRIPTION_POISONED: &str = "tool-description-poisoned";
+    pub(crate) const TOOL_ANNOTATIONS_CHANGED: &str = "tool-annotations-changed";
+    pub(crate) const INPUT_SCHEMA_REPLACED: &str = "input-schema-replaced";
+    pub(crate) const INPUT_SCHEMA_TYPE_CHANGED: &str = "input-schema-type-changed";
+    pub(crate) const INPUT_SCHEMA_CHANGED_UNCLASSIFIED: &str = "input-schema-changed-unclassified";
+    pub(crate) const INPUT_SCHEMA_REF_UNCLASSIFIED: &str = "input-schema-ref-unclassified";
+    pub(crate) const INPUT_ANNOTATION_CHANGED: &str = "input-annotation-changed";
+    pub(crate) const INPUT_PROPERTY_BECAME_REQUIRED: &str = "input-property-became-required";
+    pub(crate) const INPUT_PROPERTY_BECAME_OPTIONAL: &str = "input-property-became-optional";
+    pub(crate) const INPUT_PROPERTY_REMOVED: &str = "input-property-removed";
+    pub(crate) const INPUT_PROPERTY_ADDED_REQUIRED: &str = "input-property-added-required";
+    pub(crate) const INPUT_PROPERTY_ADDED_OPTIONAL: &str = "input-property-added-optional";
+    pub(crate) const INPUT_PROPERTY_TYPE_CHANGED: &str = "input-property-type-changed";
+    pub(crate) const INPUT_PROPERTY_TYPE_REMOVED: &str = "input-property-type-removed";
+    pub(crate) const INPUT_SCHEMA_TYPE_REMOVED: &str = "input-schema-type-removed";
+    pub(crate) const INPUT_PROPERTY_DEFAULT_CHANGED: &str = "input-property-default-changed";
+    pub(crate) const INPUT_ENUM_VALUE_REMOVED: &str = "input-enum-value-removed";
+    pub(crate) const INPUT_ENUM_VALUE_ADDED: &str = "input-enum-value-added";
 }
 
 /// Every drift rule id with its tier.
-pub const RULES: [(&str, Tier); 21] = [
+pub(crate) const RULES: [(&str, Tier); 21] = [
     (rule::TOOL_REMOVED, Tier::Breaking),
     (rule::INPUT_PROPERTY_REMOVED, Tier::Breaking),
     (rule::INPUT_PROPERTY_BECAME_REQUIRED, Tier::Breaking),
@@ -121,13 +123,13 @@ pub const RULES: [(&str, Tier); 21] = [
 ];
 
 /// The tier of a rule id (`None` for an id this build does not know).
-pub fn tier_of(rule_id: &str) -> Option<Tier> {
+pub(crate) fn tier_of(rule_id: &str) -> Option<Tier> {
     RULES.iter().find(|(id, _)| *id == rule_id).map(|(_, t)| *t)
 }
 
 /// One classified change. Serialises as `{kind, rule, subject, message}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Change {
+pub(crate) struct Change {
     pub kind: Tier,
     /// Stable rule id: match on this, never on the message.
     pub rule: &'static str,
@@ -150,13 +152,13 @@ impl Change {
 /// The lowest tier that fails `snapshot --check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum FailOn {
+pub(crate) enum FailOn {
     Breaking,
     Dangerous,
 }
 
 impl FailOn {
-    pub fn parse(s: &str) -> Option<FailOn> {
+    pub(crate) fn parse(s: &str) -> Option<FailOn> {
         match s {
             "breaking" => Some(FailOn::Breaking),
             "dangerous" => Some(FailOn::Dangerous),
@@ -164,7 +166,7 @@ impl FailOn {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FailOn::Breaking => "breaking",
             FailOn::Dangerous => "dangerous",
@@ -174,7 +176,7 @@ impl FailOn {
 
 /// How many changes fell in each tier.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub breaking: usize,
     pub dangerous: usize,
     pub minor: usize,
@@ -182,7 +184,7 @@ pub struct Counts {
 }
 
 /// Counts changes per tier.
-pub fn counts(changes: &[Change]) -> Counts {
+pub(crate) fn counts(changes: &[Change]) -> Counts {
     let mut c = Counts::default();
     for change in changes {
         match change.kind {
@@ -196,22 +198,26 @@ pub fn counts(changes: &[Change]) -> Counts {
 }
 
 /// Breaking always gates; dangerous only at `--fail-on dangerous`; minor and info never.
-pub fn should_fail(changes: &[Change], fail_on: FailOn) -> bool {
+pub(crate) fn should_fail(changes: &[Change], fail_on: FailOn) -> bool {
     changes.iter().any(|c| {
         c.kind == Tier::Breaking || (fail_on == FailOn::Dangerous && c.kind == Tier::Dangerous)
     })
 }
 
 /// The ids of SAFE-MCP-carrying lint rules a text trips (the rug-pull comparison).
-pub type PoisonIds = fn(&str) -> BTreeSet<&'static str>;
+pub(crate) type PoisonIds = fn(&str) -> BTreeSet<&'static str>;
 
 /// Diffs the approved contract against the live one.
-pub fn diff_contracts(stored: &Snapshot, live: &Snapshot) -> Vec<Change> {
+pub(crate) fn diff_contracts(stored: &Snapshot, live: &Snapshot) -> Vec<Change> {
     diff_contracts_with(stored, live, crate::lint::safe_mcp_rule_ids)
 }
 
 /// As [`diff_contracts`], with the lint rule set used by the rug-pull rule injected.
-pub fn diff_contracts_with(stored: &Snapshot, live: &Snapshot, poison: PoisonIds) -> Vec<Change> {
+pub(crate) fn diff_contracts_with(
+    stored: &Snapshot,
+    live: &Snapshot,
+    poison: PoisonIds,
+) -> Vec<Change> {
     let mut changes = Vec::new();
     let live_by_name: HashMap<&str, &ContractTool> =
         live.tools.iter().map(|t| (t.name.as_str(), t)).collect();
@@ -297,7 +303,7 @@ fn diff_description(
 
 /// Deepest schema node the walk descends to; a node below it that differs is reported as
 /// unclassified (breaking) at its pointer rather than walked.
-pub const MAX_WALK_DEPTH: usize = 48;
+pub(crate) const MAX_WALK_DEPTH: usize = 48;
 
 /// A schema `type` as the messages print it: `string`, `string,null` for a list (as the
 /// reference prints one), `any` when there is none.

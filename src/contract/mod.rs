@@ -14,13 +14,10 @@
 //! * [`drift`] — the rule ids, tiers and the per-node schema walk;
 //! * [`collation`] — the order tools are written in.
 
-pub mod canonical;
-pub mod collation;
-pub mod drift;
-pub mod snapshot;
+pub(crate) mod canonical;
+pub(crate) mod collation;
+pub(crate) mod drift;
+pub(crate) mod snapshot;
 
-pub use drift::{
-    Change, Counts, FailOn, RULES, Tier, counts, diff_contracts, diff_contracts_with, rule,
-    should_fail, tier_of,
-};
-pub use snapshot::{ContractTool, DEFAULT_FILE, MARKER, Snapshot, SnapshotError, tool_name_lines};
+pub(crate) use drift::{Change, FailOn, Tier, counts, diff_contracts, should_fail};
+pub(crate) use snapshot::{DEFAULT_FILE, MARKER, Snapshot, tool_name_lines};

@@ -29,15 +29,15 @@ use super::collation::locale_cmp;
 use crate::json::stringify;
 
 /// The only format version this build reads and writes.
-pub const CONTRACT_VERSION: u64 = 1;
+pub(crate) const CONTRACT_VERSION: u64 = 1;
 /// Where `snapshot` writes unless told otherwise; also the first SARIF anchor candidate.
-pub const DEFAULT_FILE: &str = "mcp-contract.snapshot.json";
+pub(crate) const DEFAULT_FILE: &str = "mcp-contract.snapshot.json";
 /// The member that marks a file as a contract snapshot (the SARIF anchor test).
-pub const MARKER: &str = "\"mcpCassetteContract\"";
+pub(crate) const MARKER: &str = "\"mcpCassetteContract\"";
 
 /// Why a snapshot could not be read or built.
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
+pub(crate) enum SnapshotError {
     #[error("failed to read {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -61,7 +61,7 @@ pub enum SnapshotError {
 
 /// One tool as the contract keeps it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContractTool {
+pub(crate) struct ContractTool {
     pub name: String,
     /// As sent (normally a string; absent when the server omitted it).
     pub description: Option<Value>,
@@ -71,7 +71,7 @@ pub struct ContractTool {
 
 impl ContractTool {
     /// Picks the contract members out of a `tools/list` entry.
-    pub fn from_listing(entry: &Value, index: usize) -> Result<ContractTool, String> {
+    pub(crate) fn from_listing(entry: &Value, index: usize) -> Result<ContractTool, String> {
         let Some(obj) = entry.as_object() else {
             return Err(format!("tools/list entry {index} is not an object"));
         };
@@ -87,7 +87,7 @@ impl ContractTool {
     }
 
     /// The description text compared by the drift rules (`description ?? ""`).
-    pub fn description_text(&self) -> String {
+    pub(crate) fn description_text(&self) -> String {
         match &self.description {
             None | Some(Value::Null) => String::new(),
             Some(Value::String(s)) => s.clone(),
@@ -113,7 +113,7 @@ impl ContractTool {
 
 /// A contract snapshot.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub captured_at: String,
     /// The server's `serverInfo` object as it introduced itself (name, version, maybe title).
     pub server: Option<Value>,
@@ -125,7 +125,7 @@ impl Snapshot {
     /// Builds the contract of a live server from its whole `tools/list` (every page).
     /// Tools are sorted by name; a tool with an invalid `x-mcp-header` stays in (dropping it
     /// would report a present tool as removed).
-    pub fn from_listing(
+    pub(crate) fn from_listing(
         tools: &[Value],
         server: Option<Value>,
         protocol_version: Option<String>,
@@ -148,7 +148,7 @@ impl Snapshot {
     }
 
     /// Parses a snapshot file's text; `path` names the file in errors.
-    pub fn parse(text: &str, path: &Path) -> Result<Snapshot, SnapshotError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Snapshot, SnapshotError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: Value = serde_json::from_str(text).map_err(|e| {
             let detail = e.to_string();
@@ -219,7 +219,7 @@ impl Snapshot {
     }
 
     /// Reads and parses a snapshot file.
-    pub fn read(path: &Path) -> Result<Snapshot, SnapshotError> {
+    pub(crate) fn read(path: &Path) -> Result<Snapshot, SnapshotError> {
         let text = std::fs::read_to_string(path).map_err(|source| SnapshotError::Io {
             path: path.to_owned(),
             source,
@@ -228,7 +228,7 @@ impl Snapshot {
     }
 
     /// The file text: 2-space JSON and a trailing newline.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut obj = Map::new();
         obj.insert(
             "mcpCassetteContract".to_owned(),
@@ -260,7 +260,7 @@ impl Snapshot {
 /// A bracket-depth scan that skips string literals, so a description that happens to contain
 /// `"name": "x"` is never mistaken for a tool. The first declaration of a name wins. Text that
 /// is not JSON yields whatever was found before the scan lost track — never a panic.
-pub fn tool_name_lines(text: &str) -> HashMap<String, u32> {
+pub(crate) fn tool_name_lines(text: &str) -> HashMap<String, u32> {
     #[derive(Clone, Copy, PartialEq)]
     enum Container {
         Object,

@@ -31,7 +31,7 @@ use super::number::write_number;
 /// first. Everywhere else — all ASCII keys among them — it is plain byte order, which is what
 /// this compares first.
 #[inline]
-pub fn key_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn key_cmp(a: &str, b: &str) -> Ordering {
     let (x, y) = (a.as_bytes(), b.as_bytes());
     match x.iter().zip(y).position(|(p, q)| p != q) {
         None => x.len().cmp(&y.len()),
@@ -52,7 +52,7 @@ pub fn key_cmp(a: &str, b: &str) -> Ordering {
 }
 
 /// The canonical text of a [`Value`].
-pub fn stable_stringify(value: &Value) -> String {
+pub(crate) fn stable_stringify(value: &Value) -> String {
     let mut out = String::new();
     write_value(value, &mut out);
     out
@@ -60,7 +60,7 @@ pub fn stable_stringify(value: &Value) -> String {
 
 /// Appends the canonical text of a [`Value`]. Recursive: values reach here from serde_json's
 /// parser, which refuses nesting deeper than 128, or from code that builds shallow ones.
-pub fn write_value(value: &Value, out: &mut String) {
+pub(crate) fn write_value(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -86,7 +86,7 @@ pub fn write_value(value: &Value, out: &mut String) {
 }
 
 /// Appends the canonical text of `node`.
-pub fn write(node: &Node<'_>, out: &mut String) {
+pub(crate) fn write(node: &Node<'_>, out: &mut String) {
     match node {
         Node::Null => out.push_str("null"),
         Node::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -107,7 +107,7 @@ pub fn write(node: &Node<'_>, out: &mut String) {
 }
 
 /// Writes an object from its members (any order, duplicates allowed: the last one counts).
-pub fn write_members<'n, 'a: 'n>(
+pub(crate) fn write_members<'n, 'a: 'n>(
     members: impl Iterator<Item = (&'n str, &'n Node<'a>)> + Clone,
     out: &mut String,
 ) {
@@ -159,7 +159,7 @@ fn write_object<'k, V: Copy>(
 }
 
 /// Appends a JSON string literal, escaped as `JSON.stringify` escapes it.
-pub fn write_str(s: &str, out: &mut String) {
+pub(crate) fn write_str(s: &str, out: &mut String) {
     out.push('"');
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
@@ -190,7 +190,7 @@ pub fn write_str(s: &str, out: &mut String) {
 }
 
 /// A JSON string literal (quotes included), escaped as `JSON.stringify` escapes it.
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     write_str(s, &mut out);
     out

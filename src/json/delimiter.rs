@@ -15,7 +15,7 @@
 //! works eight bytes at a time in an ordinary register rather than setting up a vector search.
 
 /// Position of the first `\n` in `bytes`.
-pub fn newline(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn newline(bytes: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'\n') {
         return searcher.find(bytes);
@@ -24,7 +24,7 @@ pub fn newline(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Position of the first `"` in `bytes`.
-pub fn quote(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn quote(bytes: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::One::new(b'"') {
         return searcher.find(bytes);
@@ -33,7 +33,7 @@ pub fn quote(bytes: &[u8]) -> Option<usize> {
 }
 
 /// Position of the first `"` or `\` in `bytes`: where a JSON string ends or has an escape.
-pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if let Some(searcher) = memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\') {
         return searcher.find(bytes);
@@ -45,7 +45,7 @@ pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
 /// a control character (invalid there). Eight bytes at a time: strings in requests are short, and
 /// a general search routine costs more in setting up than it saves on them.
 #[inline]
-pub fn plain_run_end(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn plain_run_end(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;

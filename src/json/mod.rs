@@ -25,15 +25,15 @@
 //! beside each hold them equal to the slow path (serde_json, a byte-by-byte scan) on generated and
 //! damaged input.
 
-pub mod canonical;
-pub mod delimiter;
-pub mod node;
-pub mod number;
-pub mod scan;
-pub mod stringify;
-pub mod token;
+pub(crate) mod canonical;
+pub(crate) mod delimiter;
+pub(crate) mod node;
+pub(crate) mod number;
+pub(crate) mod scan;
+pub(crate) mod stringify;
+pub(crate) mod token;
 
-pub use canonical::{key_cmp, quote, stable_stringify, write_str};
-pub use node::Node;
-pub use number::{js_number, js_number_text, write_number};
-pub use scan::Scanner;
+pub(crate) use canonical::{key_cmp, quote, stable_stringify};
+pub(crate) use node::Node;
+pub(crate) use number::{js_number, js_number_text};
+pub(crate) use scan::Scanner;

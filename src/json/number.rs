@@ -9,7 +9,7 @@
 
 /// JavaScript's `String(n)`. Not-a-number and the infinities are spelled `NaN`, `Infinity` and
 /// `-Infinity` (JSON has none of them; `JSON.stringify` would write `null`).
-pub fn js_number(n: f64) -> String {
+pub(crate) fn js_number(n: f64) -> String {
     let mut out = String::new();
     write_number(n, &mut out);
     out
@@ -17,7 +17,7 @@ pub fn js_number(n: f64) -> String {
 
 /// JavaScript's `String(Number(text))` for JSON number text; text that is not a number is
 /// returned unchanged.
-pub fn js_number_text(text: &str) -> String {
+pub(crate) fn js_number_text(text: &str) -> String {
     match text.parse::<f64>() {
         Ok(n) => js_number(n),
         Err(_) => text.to_owned(),
@@ -25,7 +25,7 @@ pub fn js_number_text(text: &str) -> String {
 }
 
 /// Appends `n` as JavaScript spells it, without allocating.
-pub fn write_number(n: f64, out: &mut String) {
+pub(crate) fn write_number(n: f64, out: &mut String) {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         // Integers below 1e15 print as their digits (and `-0` as `0`): the common case in
         // requests, done without the shortest-digits search.

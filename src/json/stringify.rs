@@ -19,17 +19,17 @@ use super::canonical::write_str;
 use super::number::write_number;
 
 /// Deepest nesting written out.
-pub const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 
 /// `JSON.stringify(value, null, 2)`.
-pub fn pretty(value: &Value) -> String {
+pub(crate) fn pretty(value: &Value) -> String {
     let mut out = String::new();
     write(value, &mut out, Some(0), 0, usize::MAX);
     out
 }
 
 /// `JSON.stringify(value)`.
-pub fn compact(value: &Value) -> String {
+pub(crate) fn compact(value: &Value) -> String {
     let mut out = String::new();
     write(value, &mut out, None, 0, usize::MAX);
     out
@@ -39,14 +39,14 @@ pub fn compact(value: &Value) -> String {
 /// (a string member is cut to `cap` characters first), so showing the head of a 50 MB value
 /// never serialises all of it. Whatever it returns is a prefix of [`compact`]'s text, except
 /// that a cut string is closed with its quote.
-pub fn compact_head(value: &Value, cap: usize) -> String {
+pub(crate) fn compact_head(value: &Value, cap: usize) -> String {
     let mut out = String::new();
     write(value, &mut out, None, 0, cap);
     out
 }
 
 /// `String(value)` as a template literal would print it (`undefined` for an absent value).
-pub fn display(value: Option<&Value>) -> String {
+pub(crate) fn display(value: Option<&Value>) -> String {
     match value {
         None => "undefined".to_owned(),
         Some(Value::Null) => "null".to_owned(),
@@ -92,7 +92,7 @@ fn array_index(key: &str) -> Option<u32> {
 }
 
 /// Object members in JavaScript property order.
-pub fn js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+pub(crate) fn js_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut indexed: Vec<(u32, &String, &Value)> = Vec::new();
     let mut named: Vec<(&String, &Value)> = Vec::with_capacity(map.len());
     for (k, v) in map {

@@ -12,7 +12,7 @@ use super::delimiter;
 
 /// Skips JSON whitespace from `i`; answers the index of the next other byte (or the end).
 #[inline]
-pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }
@@ -21,7 +21,7 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// Which escapes a string may contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Escapes {
+pub(crate) enum Escapes {
     /// Every escape JSON allows.
     Any,
     /// Only the ones the canonical writer produces itself (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`,
@@ -33,7 +33,7 @@ pub enum Escapes {
 /// quote and whether it contains escapes. `None` for a control character, an escape outside
 /// `escapes`, or a string that does not end.
 #[inline]
-pub fn string_end(b: &[u8], i: usize, escapes: Escapes) -> Option<(usize, bool)> {
+pub(crate) fn string_end(b: &[u8], i: usize, escapes: Escapes) -> Option<(usize, bool)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -70,7 +70,7 @@ pub fn string_end(b: &[u8], i: usize, escapes: Escapes) -> Option<(usize, bool)>
 /// skips runs of `\n` escapes in one step. Both searches are vectorised: strings are most of a
 /// cassette's bytes.
 #[inline]
-pub fn string_end_trusted(b: &[u8], i: usize) -> Option<(usize, bool)> {
+pub(crate) fn string_end_trusted(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let start = i + 1;
     let first = start + delimiter::quote_or_backslash(b.get(start..)?)?;
     if b[first] == b'"' {
@@ -93,7 +93,7 @@ pub fn string_end_trusted(b: &[u8], i: usize) -> Option<(usize, bool)> {
 
 /// A number token: where it ends and what its spelling says about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Number {
+pub(crate) struct Number {
     /// The index just past the number.
     pub end: usize,
     /// How many digits its integer part has.
@@ -105,7 +105,7 @@ pub struct Number {
 /// Reads the number starting at `i` by JSON's grammar (`-`? int frac? exp?). A leading zero ends
 /// the integer part, so `01` reads as `0` followed by a stray `1` the caller then refuses.
 #[inline]
-pub fn number(b: &[u8], i: usize) -> Option<Number> {
+pub(crate) fn number(b: &[u8], i: usize) -> Option<Number> {
     let digits = |mut j: usize| {
         while matches!(b.get(j), Some(b'0'..=b'9')) {
             j += 1;
@@ -153,7 +153,7 @@ pub fn number(b: &[u8], i: usize) -> Option<Number> {
 
 /// The index just past `word` (`true`, `false` or `null`) when it stands at `i`.
 #[inline]
-pub fn literal_end(b: &[u8], i: usize, word: &str) -> Option<usize> {
+pub(crate) fn literal_end(b: &[u8], i: usize, word: &str) -> Option<usize> {
     let end = i + word.len();
     (b.get(i..end)? == word.as_bytes()).then_some(end)
 }
@@ -170,7 +170,7 @@ const STRUCTURAL: [bool; 256] = {
 };
 
 /// The index just past the value starting at `i`, in text already known to be valid JSON.
-pub fn value_end_trusted(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn value_end_trusted(b: &[u8], i: usize) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string_end_trusted(b, i).map(|(end, _)| end),
         b'{' | b'[' => {
@@ -214,7 +214,7 @@ pub fn value_end_trusted(b: &[u8], i: usize) -> Option<usize> {
 /// be valid JSON; keys are as written (still escaped). `None` when the text is not shaped as
 /// expected (the caller then takes a validating path) or when `each` says to stop. No allocation:
 /// this runs once per cassette entry.
-pub fn for_each_member<'a>(
+pub(crate) fn for_each_member<'a>(
     text: &'a str,
     mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
 ) -> Option<()> {
@@ -252,7 +252,7 @@ pub fn for_each_member<'a>(
 /// Resolves the escapes of string content (between the quotes) that [`string_end`] accepted. A
 /// lone surrogate becomes U+FFFD, which is also what the reference hashes for one (it encodes the
 /// string as UTF-8).
-pub fn decode(content: &str) -> String {
+pub(crate) fn decode(content: &str) -> String {
     let mut out = String::with_capacity(content.len());
     let mut rest = content;
     while let Some(at) = rest.find('\\') {

@@ -16,10 +16,10 @@ const SIZE_LIMIT: usize = 8 * 1024 * 1024;
 
 /// Why a pattern cannot be used. The message never quotes the pattern (it may spell a secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PatternError(pub String);
+pub(super) struct PatternError(pub String);
 
 /// Compiles a JavaScript-syntax pattern with flags already validated to be a subset of `iu`.
-pub fn compile(source: &str, case_insensitive: bool) -> Result<Regex, PatternError> {
+pub(super) fn compile(source: &str, case_insensitive: bool) -> Result<Regex, PatternError> {
     let translated = translate(source)?;
     if let Err(e) = regex_syntax::ast::parse::Parser::new().parse(&translated) {
         return Err(PatternError(e.kind().to_string()));
@@ -53,7 +53,7 @@ fn unsupported(construct: &str) -> PatternError {
 }
 
 /// JavaScript regex source → `regex` crate source with the same meaning.
-pub fn translate(source: &str) -> Result<String, PatternError> {
+pub(super) fn translate(source: &str) -> Result<String, PatternError> {
     let chars: Vec<char> = source.chars().collect();
     let mut out = String::with_capacity(source.len() + 16);
     let mut i = 0;

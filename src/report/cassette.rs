@@ -6,7 +6,7 @@ use crate::lint::cassette::CassetteLint;
 use crate::severity::Level;
 
 /// The text report (docs/lint.md, "Output").
-pub fn text_report(label: &str, lint: &CassetteLint) -> String {
+pub(crate) fn text_report(label: &str, lint: &CassetteLint) -> String {
     let label = escape(label);
     let mut out = String::new();
     for f in &lint.header {
@@ -45,7 +45,7 @@ pub fn text_report(label: &str, lint: &CassetteLint) -> String {
 }
 
 /// `{cassette, ok, header, output}`, 2-space indented.
-pub fn json_report(label: &str, lint: &CassetteLint) -> String {
+pub(crate) fn json_report(label: &str, lint: &CassetteLint) -> String {
     let doc = serde_json::json!({
         "cassette": label,
         "ok": lint.ok(),

@@ -6,7 +6,7 @@ use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 
 /// The text report: `[OK] contract unchanged`, or the changes grouped by tier, a blank line
 /// and the verdict.
-pub fn text_report(changes: &[Change], fail_on: FailOn) -> String {
+pub(crate) fn text_report(changes: &[Change], fail_on: FailOn) -> String {
     if changes.is_empty() {
         return "[OK] contract unchanged\n".to_owned();
     }
@@ -40,7 +40,7 @@ pub fn text_report(changes: &[Change], fail_on: FailOn) -> String {
 }
 
 /// `{ok, failOn, counts, changes}`, 2-space indented.
-pub fn json_report(changes: &[Change], fail_on: FailOn) -> String {
+pub(crate) fn json_report(changes: &[Change], fail_on: FailOn) -> String {
     let doc = serde_json::json!({
         "ok": !should_fail(changes, fail_on),
         "failOn": fail_on,

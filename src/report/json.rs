@@ -4,7 +4,7 @@
 use super::CheckReport;
 
 /// Renders the report, ending with a newline.
-pub fn render(report: &CheckReport) -> String {
+pub(crate) fn render(report: &CheckReport) -> String {
     // Serialising plain data with string keys cannot fail; an empty object is a safe stand-in.
     let mut text = serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".to_owned());
     text.push('\n');

@@ -17,7 +17,7 @@ use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 use crate::severity::Level;
 
 /// Most bytes a section may take.
-pub const MAX_BYTES: usize = 60_000;
+pub(crate) const MAX_BYTES: usize = 60_000;
 /// Most bytes of the text report shown in the collapsed "check output" block.
 const LOG_BYTES: usize = 8_000;
 /// Most characters of one table cell; longer text ends in `…`.
@@ -26,7 +26,7 @@ const CELL_CHARS: usize = 500;
 const TAIL_BYTES: usize = LOG_BYTES + 1_000;
 
 /// The `check` section: verdict line, a row per finding, and the text report collapsed.
-pub fn check_section(report: &CheckReport, text_report: &str) -> String {
+pub(crate) fn check_section(report: &CheckReport, text_report: &str) -> String {
     let mut out = String::new();
     let gate = if report.fail_on == report.lint_fail_on {
         format!("gate: `{}`", report.fail_on)
@@ -78,7 +78,7 @@ pub fn check_section(report: &CheckReport, text_report: &str) -> String {
 
 /// The `snapshot --check` section: the snapshot file, the verdict with its tally, and a row per
 /// change, breaking first.
-pub fn drift_section(changes: &[Change], fail_on: FailOn, file: &str) -> String {
+pub(crate) fn drift_section(changes: &[Change], fail_on: FailOn, file: &str) -> String {
     let mut out = String::new();
     let n = counts(changes);
     let tally = format!(
@@ -162,7 +162,7 @@ fn push_table(out: &mut String, header: &str, rows: impl Iterator<Item = String>
 /// entities (no HTML, no comment that could pass for the action's marker); `|` escaped; line
 /// breaks as `<br>`; `@` as an entity so a name cannot mention a user; backslash and backtick
 /// escaped so they stay literal.
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (count, ch) in text.chars().enumerate() {
         if count == CELL_CHARS {
@@ -193,7 +193,7 @@ pub fn cell(text: &str) -> String {
 }
 
 /// `text` as an inline code span, delimited by more backticks than any run inside it.
-pub fn code_span(text: &str) -> String {
+pub(crate) fn code_span(text: &str) -> String {
     let text = text.replace(['\n', '\r'], " ");
     let ticks = "`".repeat(longest_backtick_run(&text) + 1);
     // A span that starts or ends with a backtick needs a space of padding, which Markdown strips.
@@ -207,7 +207,7 @@ pub fn code_span(text: &str) -> String {
 
 /// `text` in a fenced code block whose fence is longer than any run of backticks inside, so
 /// nothing in the text can close it.
-pub fn fenced(text: &str) -> String {
+pub(crate) fn fenced(text: &str) -> String {
     let fence = "`".repeat((longest_backtick_run(text) + 1).max(3));
     let newline = if text.ends_with('\n') { "" } else { "\n" };
     format!("{fence}text\n{text}{newline}{fence}\n")

@@ -9,13 +9,13 @@
 //! lint but never a structural fault, and never a server that could not be inspected (that is
 //! exit 2 before any report exists).
 
-pub mod cassette;
-pub mod drift;
-pub mod json;
-pub mod markdown;
-pub mod sarif;
-pub mod terminal;
-pub mod text;
+pub(crate) mod cassette;
+pub(crate) mod drift;
+pub(crate) mod json;
+pub(crate) mod markdown;
+pub(crate) mod sarif;
+pub(crate) mod terminal;
+pub(crate) mod text;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -26,7 +26,7 @@ use crate::severity::Level;
 /// The lowest level a gate fails on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Gate {
+pub(crate) enum Gate {
     Error,
     Warn,
     Never,
@@ -34,7 +34,7 @@ pub enum Gate {
 
 impl Gate {
     /// `error`, `warn` or `never`.
-    pub fn parse(text: &str) -> Option<Gate> {
+    pub(crate) fn parse(text: &str) -> Option<Gate> {
         match text {
             "error" => Some(Gate::Error),
             "warn" => Some(Gate::Warn),
@@ -43,7 +43,7 @@ impl Gate {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Gate::Error => "error",
             Gate::Warn => "warn",
@@ -52,7 +52,7 @@ impl Gate {
     }
 
     /// Whether a finding at `level` fails this gate.
-    pub fn fails(self, level: Level) -> bool {
+    pub(crate) fn fails(self, level: Level) -> bool {
         match self {
             Gate::Never => false,
             Gate::Warn => level != Level::Info,
@@ -70,7 +70,7 @@ impl std::fmt::Display for Gate {
 /// Everything `check` learnt, in the shape of its JSON report (field order included).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     /// The `--stdio` string or the URL, as given.
     pub target: String,
     /// The server's identity object as it sent it (`serverInfo`, or modern `_meta`).
@@ -92,7 +92,7 @@ pub struct CheckReport {
 
 /// What a report is built from, besides its findings.
 #[derive(Debug, Clone)]
-pub struct ReportHead {
+pub(crate) struct ReportHead {
     pub target: String,
     pub server: Option<Value>,
     pub protocol_version: Option<String>,
@@ -103,7 +103,7 @@ pub struct ReportHead {
 
 impl CheckReport {
     /// Assembles a report and decides `ok` from the gates.
-    pub fn new(
+    pub(crate) fn new(
         head: ReportHead,
         findings: Vec<CheckFinding>,
         fail_on: Gate,
@@ -132,12 +132,12 @@ impl CheckReport {
     }
 
     /// Findings at `level`.
-    pub fn count(&self, level: Level) -> usize {
+    pub(crate) fn count(&self, level: Level) -> usize {
         self.findings.iter().filter(|f| f.level == level).count()
     }
 
     /// The exit code: 0 when `ok`, 1 when a finding fails its gate.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         if self.ok { 0 } else { 1 }
     }
 }

@@ -36,18 +36,18 @@ use crate::lint::SubjectKind;
 use crate::severity::Level;
 
 /// `$schema` of the document.
-pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+pub(crate) const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// Where a reader of an alert is sent for the rule catalogue.
-pub const HELP_URI: &str = "https://github.com/ivermin1123/mcp-cassette#safety-lint-rules";
+pub(crate) const HELP_URI: &str = "https://github.com/ivermin1123/mcp-cassette#safety-lint-rules";
 /// The tool's home page.
-pub const INFORMATION_URI: &str = "https://mcpcassette.dev";
+pub(crate) const INFORMATION_URI: &str = "https://mcpcassette.dev";
 
 /// The stderr warning printed when no file could anchor the results.
-pub const NO_ANCHOR_WARNING: &str = "mcp-cassette check: no file to anchor SARIF findings to, so this document carries\n  no physicalLocation. GitHub code scanning REJECTS such results with \"expected a\n  physical location\" and creates no alerts, though the upload itself reports success.\n  Fix: commit a contract snapshot (mcp-cassette snapshot), or pass\n  --sarif-location <file> naming a file in the repository.\n";
+pub(crate) const NO_ANCHOR_WARNING: &str = "mcp-cassette check: no file to anchor SARIF findings to, so this document carries\n  no physicalLocation. GitHub code scanning REJECTS such results with \"expected a\n  physical location\" and creates no alerts, though the upload itself reports success.\n  Fix: commit a contract snapshot (mcp-cassette snapshot), or pass\n  --sarif-location <file> naming a file in the repository.\n";
 
 /// One finding as `check` reports it.
 #[derive(Debug, Clone, Copy)]
-pub struct Finding<'a> {
+pub(crate) struct Finding<'a> {
     pub level: Level,
     /// The rule id (`CAS-L…`, `CAS-C…`).
     pub code: &'a str,
@@ -60,7 +60,7 @@ pub struct Finding<'a> {
 
 /// What the document says about the run.
 #[derive(Debug, Clone, Copy)]
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     /// The `--stdio` string or the URL.
     pub target: &'a str,
     pub tool_count: usize,
@@ -72,7 +72,7 @@ pub struct Run<'a> {
 
 /// The file results are anchored to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Anchor {
+pub(crate) struct Anchor {
     /// Repository-relative, `/`-separated.
     pub uri: String,
     /// Tool name → line, when the file is a contract snapshot.
@@ -82,7 +82,7 @@ pub struct Anchor {
 impl Anchor {
     /// An anchor on a file whose text is `text`: a contract snapshot maps tools to lines,
     /// anything else is anchored at line 1.
-    pub fn new(uri: String, text: &[u8]) -> Anchor {
+    pub(crate) fn new(uri: String, text: &[u8]) -> Anchor {
         let tool_lines = if memchr::memmem::find(text, MARKER.as_bytes()).is_some() {
             std::str::from_utf8(text).ok().map(tool_name_lines)
         } else {
@@ -91,14 +91,15 @@ impl Anchor {
         Anchor { uri, tool_lines }
     }
 
-    /// Whether the file was read as a contract snapshot.
-    pub fn is_snapshot(&self) -> bool {
+    /// Whether the file was read as a contract snapshot (what the tests check the anchoring by).
+    #[cfg(test)]
+    pub(crate) fn is_snapshot(&self) -> bool {
         self.tool_lines.is_some()
     }
 
     /// The line a finding points at: its tool's line in a snapshot, else 1. Prompt and
     /// resource findings never take the line of a same-named tool.
-    pub fn line_for(&self, finding: &Finding<'_>) -> u32 {
+    pub(crate) fn line_for(&self, finding: &Finding<'_>) -> u32 {
         match (&self.tool_lines, finding.kind) {
             (Some(lines), None) => lines.get(finding.subject).copied().unwrap_or(1),
             _ => 1,
@@ -108,7 +109,7 @@ impl Anchor {
 
 /// Why `--sarif-location` was refused (an error, never a silent downgrade).
 #[derive(Debug, thiserror::Error)]
-pub enum AnchorError {
+pub(crate) enum AnchorError {
     #[error("--sarif-location: {0} does not exist")]
     Missing(String),
     #[error("--sarif-location: {0} is outside the working directory")]
@@ -138,7 +139,7 @@ fn lexical(path: &Path) -> PathBuf {
 
 /// The repository-relative, `/`-separated uri of `file`, or `None` when it is the working
 /// directory itself or outside it (an absolute or `../` uri means nothing to code scanning).
-pub fn repo_relative(file: &Path, cwd: &Path) -> Option<String> {
+pub(crate) fn repo_relative(file: &Path, cwd: &Path) -> Option<String> {
     let cwd = lexical(cwd);
     let abs = lexical(&cwd.join(file));
     let rel = abs.strip_prefix(&cwd).ok()?;
@@ -155,7 +156,7 @@ pub fn repo_relative(file: &Path, cwd: &Path) -> Option<String> {
 /// Finds the file to anchor results to, in order: `--sarif-location` (must exist and lie
 /// inside `cwd`), the contract snapshot in `cwd`, the first `--stdio` token that is a regular
 /// file inside `cwd`. `Ok(None)` when there is none.
-pub fn resolve_anchor(
+pub(crate) fn resolve_anchor(
     sarif_location: Option<&Path>,
     stdio_tokens: &[String],
     cwd: &Path,
@@ -201,7 +202,7 @@ pub fn resolve_anchor(
 
 /// `mcpCassetteFindingV1`: 16 hex characters of SHA-256 over the rule, the kind for
 /// non-tool subjects, and the subject, NUL-separated.
-pub fn fingerprint(code: &str, kind: Option<SubjectKind>, subject: &str) -> String {
+pub(crate) fn fingerprint(code: &str, kind: Option<SubjectKind>, subject: &str) -> String {
     let mut hash = Sha256::new();
     hash.update(code.as_bytes());
     hash.update([0u8]);
@@ -311,7 +312,7 @@ fn file_uri(dir: &Path) -> String {
 }
 
 /// The SARIF document, pretty-printed, with a trailing newline.
-pub fn render(run: &Run<'_>, findings: &[Finding<'_>], anchor: Option<&Anchor>) -> String {
+pub(crate) fn render(run: &Run<'_>, findings: &[Finding<'_>], anchor: Option<&Anchor>) -> String {
     let results: Vec<Value> = findings
         .iter()
         .map(|f| {
@@ -363,7 +364,7 @@ pub fn render(run: &Run<'_>, findings: &[Finding<'_>], anchor: Option<&Anchor>) 
 }
 
 /// The document for a `check` report.
-pub fn render_report(
+pub(crate) fn render_report(
     report: &super::CheckReport,
     working_directory: &Path,
     anchor: Option<&Anchor>,

@@ -27,7 +27,7 @@ fn needs_escape(c: char) -> bool {
 
 /// `text` with every control and bidi character replaced by visible escape text; borrowed
 /// when there is none (the common case).
-pub fn escape(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     let Some(first) = text.find(needs_escape) else {
         return Cow::Borrowed(text);
     };
@@ -52,7 +52,7 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 
 /// [`escape`] line by line, the line breaks kept: for a multi-line message (an error that
 /// quotes a server's stderr) whose lines are ours to break.
-pub fn escape_lines(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape_lines(text: &str) -> Cow<'_, str> {
     if !text.contains(|c: char| c != '\n' && needs_escape(c)) {
         return Cow::Borrowed(text);
     }

@@ -20,7 +20,7 @@ use super::terminal::escape;
 use crate::severity::Level;
 
 /// Renders the report, ending with a newline.
-pub fn render(report: &CheckReport) -> String {
+pub(crate) fn render(report: &CheckReport) -> String {
     let mut out = String::new();
     out.push('\n');
     let _ = writeln!(out, "mcp-cassette check: {}", escape(&report.target));

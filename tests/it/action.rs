@@ -184,7 +184,7 @@ mod github {
     const PAGE: usize = 2;
 
     #[derive(Default)]
-    pub struct State {
+    pub(super) struct State {
         /// (id, body) in creation order.
         pub comments: Vec<(u64, String)>,
         /// Every request seen, as `METHOD path`.
@@ -194,12 +194,12 @@ mod github {
         pub authorization: Option<String>,
     }
 
-    pub struct Server {
+    pub(super) struct Server {
         pub url: String,
         pub state: Arc<Mutex<State>>,
     }
 
-    pub fn start(state: State) -> Server {
+    pub(super) fn start(state: State) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(state));

@@ -105,7 +105,7 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
 /// the child's peak. With many tests running in one process, a child would then report the
 /// test process's peak, not its own. `time` is a small process, so what it starts is measured
 /// alone. Without it, [`try_reap`]'s figure is used (right when tests run one at a time).
-pub fn measured(program: &Path, report: &Path) -> Command {
+pub(crate) fn measured(program: &Path, report: &Path) -> Command {
     const TIME: &str = "/usr/bin/time";
     if !Path::new(TIME).exists() {
         return Command::new(program);
@@ -121,7 +121,7 @@ pub fn measured(program: &Path, report: &Path) -> Command {
 }
 
 /// The peak `time` wrote to `report` (its last line), or `fallback` when it wrote none.
-pub fn peak_from(report: &Path, fallback: u64) -> u64 {
+pub(crate) fn peak_from(report: &Path, fallback: u64) -> u64 {
     std::fs::read_to_string(report)
         .ok()
         .and_then(|text| text.lines().last()?.trim().parse().ok())
@@ -135,7 +135,7 @@ pub fn peak_from(report: &Path, fallback: u64) -> u64 {
     unsafe_code,
     reason = "wait4 is the one call that reports a single child's peak memory"
 )]
-pub fn try_reap(child: &std::process::Child) -> Option<(Option<i32>, u64)> {
+pub(crate) fn try_reap(child: &std::process::Child) -> Option<(Option<i32>, u64)> {
     let pid = libc::pid_t::try_from(child.id()).expect("a pid fits");
     let mut status: libc::c_int = 0;
     // SAFETY: `rusage` is plain integers, for which all zeroes is a valid value.
@@ -722,7 +722,7 @@ fn a_server_that_asks_without_reading_cannot_hang_check() {
 
 /// Whether `text` holds nothing a terminal acts on but line breaks: no C0/C1 control, DEL or
 /// bidi control character.
-pub fn is_inert(text: &str) -> bool {
+pub(crate) fn is_inert(text: &str) -> bool {
     !text.chars().any(|c| {
         (c.is_control() && c != '\n')
             || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'

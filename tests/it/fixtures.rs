@@ -40,7 +40,7 @@ const VARIANT_VARS: [&str; 8] = [
 /// `cargo test` builds examples only when no target filter is given, so a run like
 /// `cargo test --test it` may find the binary missing or older than its sources; it is then
 /// built once, with the same cargo, profile and target directory as the test binary.
-pub fn fixture_server() -> PathBuf {
+pub(crate) fn fixture_server() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let bin = Path::new(env!("CARGO_BIN_EXE_mcp-cassette"));
@@ -109,7 +109,7 @@ fn build_fixture_server(profile_dir: &Path) {
 }
 
 /// A running fixture server with its stdout read line by line on a thread.
-pub struct Fixture {
+pub(crate) struct Fixture {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -118,7 +118,7 @@ pub struct Fixture {
 
 impl Fixture {
     /// Starts `fixture_server <mode>` with only the given variant variables set.
-    pub fn spawn(mode: &str, env: &[(&str, &str)]) -> Self {
+    pub(crate) fn spawn(mode: &str, env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(fixture_server());
         command
             .arg(mode)
@@ -165,7 +165,7 @@ impl Fixture {
     }
 
     /// Writes one line (a newline is added).
-    pub fn send_line(&mut self, line: &str) {
+    pub(crate) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin is still open");
         stdin
             .write_all(line.as_bytes())
@@ -174,22 +174,22 @@ impl Fixture {
         stdin.flush().expect("flush to the fixture");
     }
 
-    pub fn send(&mut self, message: &Value) {
+    pub(crate) fn send(&mut self, message: &Value) {
         self.send_line(&message.to_string());
     }
 
     /// Sends a request and returns the next line the server writes, parsed.
-    pub fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}));
         self.message()
     }
 
-    pub fn notify(&mut self, method: &str, params: Value) {
+    pub(crate) fn notify(&mut self, method: &str, params: Value) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
     /// The next stdout line, or a failed test after [`TIMEOUT`] or at end of output.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match self.lines.recv_timeout(TIMEOUT) {
             Ok(line) => line,
             Err(RecvTimeoutError::Timeout) => panic!("no line from the fixture within {TIMEOUT:?}"),
@@ -198,25 +198,25 @@ impl Fixture {
     }
 
     /// The next stdout line, parsed as JSON.
-    pub fn message(&self) -> Value {
+    pub(crate) fn message(&self) -> Value {
         let line = self.line();
         serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line:.200}"))
     }
 
     /// The next line within `wait`, `Err(Timeout)` if none, `Err(Disconnected)` at end of output.
-    pub fn try_line(&self, wait: Duration) -> Result<String, RecvTimeoutError> {
+    pub(crate) fn try_line(&self, wait: Duration) -> Result<String, RecvTimeoutError> {
         self.lines.recv_timeout(wait)
     }
 
     /// Asserts nothing arrives on stdout for `wait`.
-    pub fn assert_quiet(&self, wait: Duration) {
+    pub(crate) fn assert_quiet(&self, wait: Duration) {
         if let Ok(line) = self.lines.recv_timeout(wait) {
             panic!("expected silence, got: {line:.200}");
         }
     }
 
     /// Closes stdin and waits for the exit; returns the status and everything written to stderr.
-    pub fn finish(mut self) -> (ExitStatus, String) {
+    pub(crate) fn finish(mut self) -> (ExitStatus, String) {
         drop(self.stdin.take());
         let status = self.wait();
         let stderr = self
@@ -227,7 +227,7 @@ impl Fixture {
     }
 
     /// Waits for the process to exit on its own (stdin left as is).
-    pub fn wait(&mut self) -> ExitStatus {
+    pub(crate) fn wait(&mut self) -> ExitStatus {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for the fixture") {

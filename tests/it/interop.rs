@@ -12,14 +12,14 @@ use serde_json::Value;
 
 use crate::record::{bin, read_cassette};
 
-pub fn interop_dir() -> PathBuf {
+pub(crate) fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("interop")
 }
 
 /// Fails the test when the interop packages are missing. Tests that need them are `#[ignore]`d,
 /// so a plain `cargo test` reports them as ignored rather than passed; the project's test
 /// command (`scripts/test-all.sh`) installs the packages and runs them with `--include-ignored`.
-pub fn require_installed() {
+pub(crate) fn require_installed() {
     let dir = interop_dir();
     assert!(
         dir.join("node_modules/.bin/mcp-server-everything").exists()
@@ -28,7 +28,7 @@ pub fn require_installed() {
     );
 }
 
-pub fn everything() -> Vec<String> {
+pub(crate) fn everything() -> Vec<String> {
     vec![
         interop_dir()
             .join("node_modules/.bin/mcp-server-everything")
@@ -38,11 +38,11 @@ pub fn everything() -> Vec<String> {
     ]
 }
 
-pub fn python() -> String {
+pub(crate) fn python() -> String {
     interop_dir().join(".venv/bin/python").display().to_string()
 }
 
-pub fn python_tiny() -> Vec<String> {
+pub(crate) fn python_tiny() -> Vec<String> {
     vec![
         python(),
         interop_dir()
@@ -53,7 +53,7 @@ pub fn python_tiny() -> Vec<String> {
 }
 
 /// Runs the TypeScript SDK client scenario against `server` and returns its JSON report.
-pub fn ts_client(scenario: &str, server: &[String]) -> Value {
+pub(crate) fn ts_client(scenario: &str, server: &[String]) -> Value {
     let mut cmd = Command::new("node");
     cmd.current_dir(interop_dir())
         .arg("ts-client.mjs")
@@ -64,7 +64,7 @@ pub fn ts_client(scenario: &str, server: &[String]) -> Value {
 }
 
 /// Runs the Python SDK client scenario (`mode`: legacy or auto) against `server`.
-pub fn py_client(scenario: &str, mode: &str, server: &[String]) -> Value {
+pub(crate) fn py_client(scenario: &str, mode: &str, server: &[String]) -> Value {
     let mut cmd = Command::new(python());
     cmd.current_dir(interop_dir())
         .arg("py-client.py")
@@ -92,7 +92,7 @@ fn run_client(mut cmd: Command) -> Value {
 }
 
 /// `mcp-cassette record -o <out> -- <server>` as a command line.
-pub fn through_record(out: &Path, server: &[String]) -> Vec<String> {
+pub(crate) fn through_record(out: &Path, server: &[String]) -> Vec<String> {
     let mut argv = vec![
         bin().to_owned(),
         "record".to_owned(),
@@ -175,7 +175,7 @@ fn a_python_sdk_session_in_the_modern_era_is_recorded_as_modern() {
 }
 
 /// `mcp-cassette replay <cassette>` as a command line.
-pub fn through_replay(cassette: &Path) -> Vec<String> {
+pub(crate) fn through_replay(cassette: &Path) -> Vec<String> {
     vec![
         bin().to_owned(),
         "replay".to_owned(),

@@ -9,27 +9,32 @@ use std::process::{Command, Output, Stdio};
 use crate::fixtures::fixture_server;
 use crate::record::bin;
 
-pub const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub(crate) const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
-pub struct Recorded {
+pub(crate) struct Recorded {
     pub _dir: tempfile::TempDir,
     pub cassette: PathBuf,
     pub output: Output,
 }
 
 impl Recorded {
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         std::fs::read(&self.cassette).expect("cassette written")
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.bytes()).into_owned()
     }
 }
 
 /// Records a session against `fixture_server script <server_args>` writing `script`, with
 /// `client` (lines) on stdin. Extra `record` arguments come first.
-pub fn record_script(script: &str, client: &str, args: &[&str], server_args: &[&str]) -> Recorded {
+pub(crate) fn record_script(
+    script: &str,
+    client: &str,
+    args: &[&str],
+    server_args: &[&str],
+) -> Recorded {
     let dir = tempfile::tempdir().expect("tempdir");
     let script_path = dir.path().join("script.txt");
     std::fs::write(&script_path, script).expect("script written");
@@ -69,7 +74,7 @@ pub fn record_script(script: &str, client: &str, args: &[&str], server_args: &[&
 }
 
 /// Asserts that none of `secrets` appears in the file, in any spelling a JSON writer gives it.
-pub fn assert_no_leak(path: &Path, secrets: &[&str]) {
+pub(crate) fn assert_no_leak(path: &Path, secrets: &[&str]) {
     let bytes = std::fs::read(path).expect("cassette readable");
     for secret in secrets {
         for needle in [secret.to_string(), json_spelling(secret)] {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::fixtures::fixture_server;
 
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-cassette")
 }
 
@@ -52,7 +52,7 @@ fn direct(server: &[&str], env: &[(&str, &str)], input: &[u8]) -> Output {
     run_with_input(cmd, input)
 }
 
-pub fn read_cassette(path: &Path) -> (Header, Vec<mcp_cassette::cassette::Entry>) {
+pub(crate) fn read_cassette(path: &Path) -> (Header, Vec<mcp_cassette::cassette::Entry>) {
     let reader = Reader::open(path).expect("cassette reads");
     let header = reader.header().clone();
     let entries = reader.collect::<Result<Vec<_>, _>>().expect("entries read");

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// Every case, named: a corpus or hand-written schema by its compact JSON, a generated one by
 /// `pattern <p>` (in `pattern` or as a `patternProperties` key, any dialect) or
 /// `<dialect> <keyword>: <value>`. Several generated schemas share a name.
-pub fn all() -> Vec<(String, Value)> {
+pub(super) fn all() -> Vec<(String, Value)> {
     let corpus = corpus();
     assert!(corpus.len() >= 30, "corpus shrank to {}", corpus.len());
     let mut schemas: Vec<(String, Value)> = corpus
@@ -29,7 +29,7 @@ pub fn all() -> Vec<(String, Value)> {
 /// The disagreements of one differential run, held against its list of known differences
 /// (name → reason): the run fails on a disagreement not listed, and on a listed one that no
 /// longer occurs, so the list stays true.
-pub struct Tally<'a> {
+pub(super) struct Tally<'a> {
     listed: BTreeMap<&'a str, &'a str>,
     seen: BTreeSet<String>,
     /// Name → one example: generated names cover several schemas.
@@ -37,7 +37,7 @@ pub struct Tally<'a> {
 }
 
 impl<'a> Tally<'a> {
-    pub fn new(listed: &'a [(&'a str, &'a str)]) -> Self {
+    pub(super) fn new(listed: &'a [(&'a str, &'a str)]) -> Self {
         Tally {
             listed: listed.iter().copied().collect(),
             seen: BTreeSet::new(),
@@ -47,7 +47,7 @@ impl<'a> Tally<'a> {
 
     /// Records a disagreement on the case (or family) `name`; `detail` describes it for the
     /// failure message when it is not listed.
-    pub fn disagree(&mut self, name: String, detail: impl FnOnce() -> String) {
+    pub(super) fn disagree(&mut self, name: String, detail: impl FnOnce() -> String) {
         if self.listed.contains_key(name.as_str()) {
             self.seen.insert(name);
         } else {
@@ -56,7 +56,7 @@ impl<'a> Tally<'a> {
     }
 
     /// Fails unless every disagreement was listed and every listed one occurred.
-    pub fn assert_only_listed(&self, compared: usize) {
+    pub(super) fn assert_only_listed(&self, compared: usize) {
         let stale: Vec<&&str> = self
             .listed
             .keys()

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dialect {
+pub(super) enum Dialect {
     Draft4,
     Draft6,
     Draft7,
@@ -16,7 +16,7 @@ impl Dialect {
     /// otherwise the dialect a json-schema.org meta-schema URI names, otherwise 2020-12, the MCP
     /// default. Any other URI names a meta-schema that would have to be fetched, which never
     /// happens: the schema cannot compile (as with the library this replaced).
-    pub fn of(schema: &Value) -> Result<Self, String> {
+    pub(super) fn of(schema: &Value) -> Result<Self, String> {
         let Some(declared) = schema.get("$schema") else {
             return Ok(Self::Draft2020);
         };
@@ -50,21 +50,21 @@ impl Dialect {
     }
 
     /// Whether `true` and `false` are schemas.
-    pub fn boolean_schemas(self) -> bool {
+    pub(super) fn boolean_schemas(self) -> bool {
         self != Self::Draft4
     }
 
     /// Whether `1.0` is an integer (draft-04 wants integers written as such).
-    pub fn integral_floats(self) -> bool {
+    pub(super) fn integral_floats(self) -> bool {
         self != Self::Draft4
     }
 
     /// Up to draft-07 `$ref` replaces its siblings, so an `$id` beside it sets no base.
-    pub fn ref_hides_id(self) -> bool {
+    pub(super) fn ref_hides_id(self) -> bool {
         matches!(self, Self::Draft4 | Self::Draft6 | Self::Draft7)
     }
 
-    pub fn id_keyword(self) -> &'static str {
+    pub(super) fn id_keyword(self) -> &'static str {
         match self {
             Self::Draft4 => "id",
             _ => "$id",

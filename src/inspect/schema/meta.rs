@@ -137,7 +137,7 @@ fn shape(dialect: Dialect, keyword: &str) -> Option<Shape> {
 }
 
 /// A problem with one keyword: the JSON Pointer segments below the schema, and what is wrong.
-pub struct Problem {
+pub(super) struct Problem {
     pub at: Vec<String>,
     pub what: String,
 }
@@ -152,7 +152,7 @@ impl Problem {
 }
 
 /// Whether `value` may stand where a schema is expected (its keywords are checked separately).
-pub fn schema_shape(dialect: Dialect, value: &Value) -> Result<(), String> {
+pub(super) fn schema_shape(dialect: Dialect, value: &Value) -> Result<(), String> {
     match value {
         Value::Object(_) => Ok(()),
         Value::Bool(_) if dialect.boolean_schemas() => Ok(()),
@@ -169,7 +169,11 @@ pub fn schema_shape(dialect: Dialect, value: &Value) -> Result<(), String> {
 
 /// Every keyword of `schema` its dialect's meta-schema refuses, in document order, pushed onto
 /// `problems`.
-pub fn check_keywords(dialect: Dialect, schema: &Map<String, Value>, problems: &mut Vec<Problem>) {
+pub(super) fn check_keywords(
+    dialect: Dialect,
+    schema: &Map<String, Value>,
+    problems: &mut Vec<Problem>,
+) {
     for (keyword, value) in schema {
         let Some(shape) = shape(dialect, keyword) else {
             continue;
@@ -339,7 +343,10 @@ fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Prob
 }
 
 /// Every position in `schema` that holds a schema, as pointer segments (one or two deep).
-pub fn subschemas(dialect: Dialect, schema: &Map<String, Value>) -> Vec<(Vec<String>, &Value)> {
+pub(super) fn subschemas(
+    dialect: Dialect,
+    schema: &Map<String, Value>,
+) -> Vec<(Vec<String>, &Value)> {
     let mut found = Vec::new();
     for (keyword, value) in schema {
         let Some(shape) = shape(dialect, keyword) else {
@@ -503,7 +510,7 @@ fn absolute_uri(text: &str) -> Result<(), String> {
 }
 
 /// A short description of a value for messages: small values whole, others by kind.
-pub fn describe(value: &Value) -> String {
+pub(super) fn describe(value: &Value) -> String {
     match value {
         Value::String(text) => quote(text),
         Value::Array(_) => "an array".to_owned(),

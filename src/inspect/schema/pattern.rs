@@ -15,7 +15,7 @@
 use std::collections::HashSet;
 
 /// Why `pattern` is not a valid ECMAScript regular expression in `u` mode, if it is not.
-pub fn check(pattern: &str) -> Result<(), String> {
+pub(super) fn check(pattern: &str) -> Result<(), String> {
     let chars: Vec<char> = pattern.chars().collect();
     let groups = scan_groups(&chars)?;
     Parser {

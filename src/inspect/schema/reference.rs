@@ -68,7 +68,7 @@ struct Reference<'a> {
     text: &'a str,
 }
 
-pub struct Document<'a> {
+pub(super) struct Document<'a> {
     root: &'a Value,
     dialect: Dialect,
     /// Absolute URI (no fragment) of each resource → JSON Pointer to its root.
@@ -85,7 +85,7 @@ pub struct Document<'a> {
 }
 
 impl<'a> Document<'a> {
-    pub fn new(root: &'a Value, dialect: Dialect) -> Self {
+    pub(super) fn new(root: &'a Value, dialect: Dialect) -> Self {
         Self {
             root,
             dialect,
@@ -101,7 +101,7 @@ impl<'a> Document<'a> {
     /// Every problem in the document, as Ajv lists them: meta-schema problems in document
     /// order, then references that do not resolve. The walk goes on past a problem; only a
     /// value that is not a schema at all stops the walk below it.
-    pub fn check(mut self) -> Result<(), Vec<String>> {
+    pub(super) fn check(mut self) -> Result<(), Vec<String>> {
         let mut stack = vec![Pending {
             value: self.root,
             pointer: String::new(),

@@ -47,7 +47,7 @@ fn split(reference: &str) -> Parts<'_> {
 }
 
 /// `reference` resolved against the absolute `base` (RFC 3986 §5.2.2), scheme lower-cased.
-pub fn resolve(base: &str, reference: &str) -> String {
+pub(super) fn resolve(base: &str, reference: &str) -> String {
     let base = split(base);
     let r = split(reference);
     let (scheme, authority, path, query);
@@ -136,13 +136,13 @@ fn remove_dot_segments(path: &str) -> String {
 }
 
 /// `uri` without its fragment, and the fragment (empty when absent).
-pub fn split_fragment(uri: &str) -> (&str, &str) {
+pub(super) fn split_fragment(uri: &str) -> (&str, &str) {
     uri.split_once('#').unwrap_or((uri, ""))
 }
 
 /// Percent-decoding, as a JSON Pointer in a URI fragment needs; `None` when the escapes do not
 /// decode to UTF-8.
-pub fn percent_decode(text: &str) -> Option<String> {
+pub(super) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
