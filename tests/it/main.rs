@@ -10,6 +10,7 @@ mod lint;
 mod lint_cassette;
 mod readme;
 mod record;
+mod record_http;
 mod redact;
 mod replay;
 mod sarif;
