@@ -818,3 +818,133 @@ fn refusals_create_nothing() {
     );
     assert!(!out.exists());
 }
+
+/// A port free right now, for servers that take theirs from the command line or environment.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A third-party server run for one test, killed when dropped.
+struct Server(Child);
+
+impl Server {
+    /// Starts `cmd` and waits until `port` accepts connections.
+    fn start(mut cmd: Command, port: u16) -> Server {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let server = Server(child);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn everything_http() -> (Server, String) {
+    let port = free_port();
+    let mut cmd = Command::new("node");
+    cmd.current_dir(crate::interop::interop_dir())
+        .arg("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    (
+        Server::start(cmd, port),
+        format!("http://127.0.0.1:{port}/mcp"),
+    )
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn sdk_clients_see_through_the_proxy_what_they_see_directly() {
+    crate::interop::require_installed();
+    let (_everything, upstream) = everything_http();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("everything.cassette.jsonl");
+    let proxy = Proxy::start(&upstream, &out, &[], &[]);
+    let through = format!("{}mcp", proxy.url);
+
+    // Nothing is normalised: server-everything answers these scenarios with the same values on
+    // every run, so the whole report must be equal.
+    let direct = crate::interop::ts_client("everything", std::slice::from_ref(&upstream));
+    let proxied = crate::interop::ts_client("everything", std::slice::from_ref(&through));
+    assert_eq!(direct, proxied);
+    assert!(
+        !proxied["progress"].as_array().unwrap().is_empty(),
+        "progress notifications reached the client through the proxy"
+    );
+    let direct = crate::interop::py_client("everything", "auto", std::slice::from_ref(&upstream));
+    let proxied = crate::interop::py_client("everything", "auto", &[through]);
+    assert_eq!(direct, proxied);
+
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era(), Some(Era::Legacy));
+    assert!(header.sessioned());
+    assert!(
+        entries
+            .iter()
+            .any(|e| matches!(&e.kind, EntryKind::Chunks { chunks, .. } if chunks.len() > 1)),
+        "the progress stream is recorded as one chunks entry"
+    );
+    let lint = Command::new(bin()).arg("lint").arg(&out).output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn a_modern_python_sdk_session_is_recorded_as_modern() {
+    crate::interop::require_installed();
+    let port = free_port();
+    let mut cmd = Command::new(crate::interop::python());
+    cmd.current_dir(crate::interop::interop_dir())
+        .arg("python/http_server.py")
+        .arg(port.to_string());
+    let _server = Server::start(cmd, port);
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("modern.cassette.jsonl");
+    let proxy = Proxy::start(&upstream, &out, &[], &[]);
+    let direct = crate::interop::py_client("tiny", "auto", &[upstream]);
+    let proxied = crate::interop::py_client("tiny", "auto", &[format!("{}mcp", proxy.url)]);
+    assert_eq!(direct, proxied);
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"recording as modern (decided by "server/discover")"#),
+        "{stderr}"
+    );
+    let (header, entries) = read_cassette(&out);
+    assert_eq!(header.era(), Some(Era::Modern));
+    assert!(!header.sessioned());
+    assert!(
+        !frames(&entries)
+            .iter()
+            .any(|(_, v)| v["method"] == "initialize"),
+        "no handshake in the modern era"
+    );
+}
