@@ -948,3 +948,45 @@ fn a_modern_python_sdk_session_is_recorded_as_modern() {
         "no handshake in the modern era"
     );
 }
+
+#[test]
+fn the_recorded_everything_cassette_reads_lints_and_replays() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/http/everything.cassette.jsonl");
+    let (header, entries) = read_cassette(&path);
+    assert_eq!(header.era(), Some(Era::Legacy));
+    assert!(entries.iter().any(|e| matches!(
+        &e.kind,
+        EntryKind::Chunks {
+            via_get: true,
+            id: None,
+            ..
+        }
+    )));
+    let lint = Command::new(bin()).arg("lint").arg(&path).output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stdout)
+    );
+    // Stdio replay serves an HTTP cassette's streamed answers as plain answers.
+    let input = format!(
+        "{}\n{}\n",
+        rpc(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "interop-ts", "version": "1.0.0"}})
+        ),
+        rpc(
+            2,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "hello from ts"}})
+        )
+    );
+    let replay = run_stdin(
+        Command::new(bin()).arg("replay").arg(&path),
+        input.as_bytes(),
+    );
+    let replayed = String::from_utf8_lossy(&replay.stdout);
+    assert!(replayed.contains("Echo: hello from ts"), "{replayed}");
+}
