@@ -990,3 +990,54 @@ fn the_recorded_everything_cassette_reads_lints_and_replays() {
     let replayed = String::from_utf8_lossy(&replay.stdout);
     assert!(replayed.contains("Echo: hello from ts"), "{replayed}");
 }
+
+#[test]
+fn a_client_gone_mid_stream_leaves_a_parseable_cassette() {
+    let upstream = Upstream::start(Flavour::Legacy);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.cassette.jsonl");
+    let proxy = Proxy::start(&upstream.url, &out, &[], &[]);
+    let client = Client::new(&proxy.url);
+    let request = client.request(
+        Method::POST,
+        &[("content-type", "application/json")],
+        rpc(7, "tools/call", json!({"name": "slow"}))
+            .to_string()
+            .into_bytes(),
+    );
+    client.rt.block_on(async {
+        let answer = client.out.send(request).await.unwrap();
+        let mut body = answer.into_body();
+        let mut got = 0;
+        while got < SLOW_FIRST.len() {
+            got += body
+                .frame()
+                .await
+                .unwrap()
+                .unwrap()
+                .data_ref()
+                .unwrap()
+                .len();
+        }
+        // Dropped here: the connection goes away with the stream half sent.
+    });
+    drop(client);
+    // The proxy goes on serving.
+    let again = Client::new(&proxy.url);
+    assert_eq!(again.post(&rpc(8, "ping", json!({}))).status, 200);
+    let (status, stderr) = proxy.stop();
+    assert!(status.success(), "{stderr}");
+    let (_, entries) = read_cassette(&out);
+    let chunks: Vec<Value> = entries
+        .iter()
+        .filter(|e| matches!(e.kind, EntryKind::Chunks { .. }))
+        .map(entry_json)
+        .collect();
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0]["id"], 7);
+    assert_eq!(
+        chunks[0]["chunks"].as_array().unwrap().len(),
+        1,
+        "{chunks:?}"
+    );
+}
