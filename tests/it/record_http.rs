@@ -221,20 +221,23 @@ struct Proxy {
 
 impl Proxy {
     fn start(upstream: &str, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Proxy {
+        Proxy::start_on("127.0.0.1:0", upstream, out, extra, env)
+    }
+
+    fn start_on(
+        listen: &str,
+        upstream: &str,
+        out: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Proxy {
         let mut cmd = Command::new(bin());
-        cmd.args([
-            "record",
-            "--http",
-            upstream,
-            "--listen",
-            "127.0.0.1:0",
-            "-o",
-        ])
-        .arg(out)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        cmd.args(["record", "--http", upstream, "--listen", listen, "-o"])
+            .arg(out)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -1039,5 +1042,28 @@ fn a_client_gone_mid_stream_leaves_a_parseable_cassette() {
         chunks[0]["chunks"].as_array().unwrap().len(),
         1,
         "{chunks:?}"
+    );
+}
+
+#[test]
+fn beyond_loopback_is_served_with_a_warning() {
+    let upstream = Upstream::start(Flavour::Modern);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.cassette.jsonl");
+    let proxy = Proxy::start_on("0.0.0.0:0", &upstream.url, &out, &[], &[]);
+    assert!(proxy.url.starts_with("http://0.0.0.0:"), "{}", proxy.url);
+    let port = proxy.url.rsplit(':').next().unwrap().trim_end_matches('/');
+    let client = Client::new(&format!("http://127.0.0.1:{port}/"));
+    assert_eq!(
+        client.post(&rpc(1, "server/discover", json!({}))).status,
+        200
+    );
+    let (status, stderr) = proxy.stop();
+    assert!(status.success());
+    assert!(
+        stderr.contains(
+            "mcp-cassette record: WARNING listening on 0.0.0.0: reachable beyond this machine"
+        ),
+        "{stderr}"
     );
 }
