@@ -594,4 +594,76 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn an_http_front_end_records_streams_statuses_and_the_session_fact() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.cassette.jsonl");
+        let recorder = Recorder::start(Recording {
+            header: Header::new("test", "2026-01-01T00:00:00.000Z", Transport::Http),
+            redactor: None,
+            target: Target::Stream {
+                path: path.clone(),
+                placement: Placement::New,
+            },
+            started: time::OffsetDateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let tap = recorder.tap();
+        assert!(tap.message(
+            Dir::C2s,
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
+        ));
+        tap.sessioned();
+        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        assert!(tap.message(
+            Dir::C2s,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#
+        ));
+        assert!(tap.stream_open(0, Some(Id::Number("2".into())), false));
+        assert!(tap.stream_open(1, None, true));
+        assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+        assert!(tap.stream_event(0, b"not json"));
+        assert!(tap.stream_event(1, br#"{"jsonrpc":"2.0","method":"notifications/message"}"#));
+        assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
+        tap.stream_end(0);
+        assert!(tap.message_with_status(
+            Dir::S2c,
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}"#,
+            400
+        ));
+        // Stream 1 is still open at the end: it is written with what it carried.
+        let summary = recorder.finish().unwrap();
+        assert_eq!(summary.era, Some(Era::Legacy));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains(r#""sessioned":true"#), "{}", lines[0]);
+        assert!(lines[0].contains(r#""era":"legacy""#), "{}", lines[0]);
+        assert!(
+            lines[4].starts_with(r#"{"type":"chunks","t":"#)
+                && lines[4].contains(r#""dir":"s2c","id":2,"chunks":[{"t":"#)
+                && lines[4].matches(r#""frame":"#).count() == 2,
+            "{}",
+            lines[4]
+        );
+        assert!(
+            lines[5].ends_with(r#","http":{"status":400}}"#),
+            "{}",
+            lines[5]
+        );
+        assert!(
+            lines[6].contains(r#""via":"get","chunks":[{"#),
+            "{}",
+            lines[6]
+        );
+        assert_eq!(lines.len(), 7);
+        let entries: Vec<_> = Reader::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(matches!(
+            &entries[5].kind,
+            EntryKind::Chunks { via_get: true, id: None, chunks } if chunks.len() == 1
+        ));
+    }
 }
