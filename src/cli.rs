@@ -112,10 +112,10 @@ pub struct RecordArgs {
     /// once (refuse to overwrite), all (re-record), append (add this session; stdio only).
     #[arg(long = "mode", value_name = "mode", default_value = "once")]
     pub mode: String,
-    /// Record a Streamable HTTP server through a local reverse proxy.
+    /// Record a Streamable HTTP server through a local reverse proxy (stop it with Ctrl-C).
     #[arg(long = "http", value_name = "url")]
     pub http: Option<String>,
-    /// Bind address of the HTTP recording proxy.
+    /// Bind address of the HTTP recording proxy [default: 127.0.0.1:6402; port 0 takes a free one].
     #[arg(long = "listen", value_name = "host:port")]
     pub listen: Option<String>,
     /// The stdio server command, after `--` or simply last (everything from its first word on

@@ -73,6 +73,52 @@ impl Entry {
         }
     }
 
+    /// A `chunks` entry for a streamed answer that just closed: `t` is when it opened, `id` the
+    /// request it answers (none for a standalone GET stream, `via_get`), and each chunk keeps
+    /// its own arrival time.
+    pub fn new_chunks(
+        t: u64,
+        dir: Dir,
+        id: Option<Id>,
+        via_get: bool,
+        chunks: Vec<Chunk>,
+    ) -> Entry {
+        let mut object = RawObject::new();
+        object.set("type", "chunks");
+        object.set("t", &t);
+        object.set("dir", dir.as_str());
+        if let Some(id) = &id {
+            object.set_json("id", id.to_json());
+        }
+        if via_get {
+            object.set("via", "get");
+        }
+        let mut list = String::from("[");
+        for (i, chunk) in chunks.iter().enumerate() {
+            if i > 0 {
+                list.push(',');
+            }
+            list.push_str(&format!(
+                "{{\"t\":{},\"frame\":{}}}",
+                chunk.t,
+                chunk.frame.text()
+            ));
+        }
+        list.push(']');
+        object.set_json("chunks", list);
+        Entry {
+            object,
+            line: 0,
+            t,
+            dir: Some(dir),
+            kind: EntryKind::Chunks {
+                id,
+                via_get,
+                chunks,
+            },
+        }
+    }
+
     /// Validates a parsed line.
     pub fn from_object(object: RawObject, at: &Location<'_>) -> Result<Entry, CassetteError> {
         let kind_name = match object.get("type").map(json_str) {

@@ -6,7 +6,11 @@ use crate::cassette::{Header, Transport, format_iso};
 use crate::cli::RecordArgs;
 use crate::record::output::{self, Found, Placement};
 use crate::record::recorder::{Recording, Target};
-use crate::record::stdio;
+use crate::record::{http, stdio};
+use crate::transport::http::outbound;
+
+/// Where the HTTP recording proxy listens unless `--listen` says otherwise.
+const DEFAULT_LISTEN: &str = "127.0.0.1:6402";
 use crate::record::{Mode, append, recorder_id};
 use crate::redact::{RedactConfig, Redactor};
 
@@ -31,17 +35,32 @@ fn record(args: RecordArgs) -> Result<u8, String> {
         return Err("record: --no-redact removes every rule, so --redact-config would do nothing. Drop one of the two".to_owned());
     }
     match (&args.http, args.command.is_empty()) {
-        (Some(_), false) => return Err("record: use either --http or a server command, not both".to_owned()),
-        (None, true) => return Err("record: missing target. Pass a server command after -- , or --http <url>".to_owned()),
+        (Some(_), false) => {
+            return Err("record: use either --http or a server command, not both".to_owned());
+        }
+        (None, true) => {
+            return Err(
+                "record: missing target. Pass a server command after -- , or --http <url>"
+                    .to_owned(),
+            );
+        }
         (Some(_), true) if mode == Mode::Append => {
             return Err(format!(
                 "record --mode append is for stdio recordings: one HTTP proxy serves every connection of a run, so record {} with --mode once or all",
                 args.out.display()
             ));
         }
-        (Some(_), true) => return Err("record: --http recording is not available in this build yet; record the server over stdio (-- <command>)".to_owned()),
-        (None, false) => {}
+        (Some(_), true) | (None, false) => {}
     }
+    if args.listen.is_some() && args.http.is_none() {
+        return Err("record: --listen is the address of the HTTP recording proxy; pass it with --http <url>".to_owned());
+    }
+    let upstream = match &args.http {
+        Some(url) => Some(outbound::parse_url(url).map_err(|e| {
+            format!("record: --http wants the server's Streamable HTTP endpoint: {e}")
+        })?),
+        None => None,
+    };
 
     let redactor = if args.no_redact {
         None
@@ -56,12 +75,20 @@ fn record(args: RecordArgs) -> Result<u8, String> {
     };
 
     let started = time::OffsetDateTime::now_utc();
-    let mut header = Header::new(&recorder_id(), &format_iso(started), Transport::Stdio);
-    let command = match &redactor {
-        Some(r) => args.command.iter().map(|a| r.redact_text(a).0).collect(),
-        None => args.command.clone(),
+    let transport = if upstream.is_some() {
+        Transport::Http
+    } else {
+        Transport::Stdio
     };
-    header.set_command(command);
+    let mut header = Header::new(&recorder_id(), &format_iso(started), transport);
+    let redact = |text: &str| match &redactor {
+        Some(r) => r.redact_text(text).0,
+        None => text.to_owned(),
+    };
+    match &args.http {
+        Some(url) => header.set_url(&redact(url)),
+        None => header.set_command(args.command.iter().map(|a| redact(a)).collect()),
+    }
     match &redactor {
         Some(r) => header.set_redaction(true, r.config_hash()),
         None => header.set_redaction(false, None),
@@ -111,21 +138,35 @@ fn record(args: RecordArgs) -> Result<u8, String> {
         }
     };
 
-    let outcome = stdio::run(
-        &args.command,
-        Recording {
-            header,
-            redactor,
-            target,
-            started,
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    if outcome.kept_previous {
+    let recording = Recording {
+        header,
+        redactor,
+        target,
+        started,
+    };
+    let (exit_code, kept_previous) = match upstream {
+        Some(upstream) => {
+            let proxy = http::Proxy {
+                upstream,
+                listen: args
+                    .listen
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            };
+            // Ended by SIGINT or SIGTERM: that is how an HTTP recording is meant to stop.
+            let outcome = http::run(proxy, recording).map_err(|e| e.to_string())?;
+            (0, outcome.kept_previous)
+        }
+        None => {
+            let outcome = stdio::run(&args.command, recording).map_err(|e| e.to_string())?;
+            (outcome.exit_code, outcome.kept_previous)
+        }
+    };
+    if kept_previous {
         eprintln!(
             "mcp-cassette: the server sent nothing this session, so {} was left as it was",
             out.display()
         );
     }
-    Ok(outcome.exit_code)
+    Ok(exit_code)
 }

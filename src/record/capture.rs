@@ -50,6 +50,7 @@ pub struct Capture {
     redactor: Option<Redactor>,
     pending: HashMap<String, String>,
     era: Option<Era>,
+    decided_by: Option<String>,
     saw_initialize: bool,
     secrets: usize,
     warnings: Vec<String>,
@@ -61,6 +62,7 @@ impl Capture {
             redactor,
             pending: HashMap::new(),
             era: None,
+            decided_by: None,
             saw_initialize: false,
             secrets: 0,
             warnings: Vec::new(),
@@ -138,25 +140,41 @@ impl Capture {
             }
         };
         match jsonrpc::classify(&text) {
-            jsonrpc::Line::Frame(frame) => {
-                self.observe(dir, &frame);
-                let frame = match &self.redactor {
-                    Some(r) => match r.redact_frame(&frame) {
-                        Some((redacted, n)) => {
-                            self.secrets += n;
-                            redacted
-                        }
-                        None => frame,
-                    },
-                    None => frame,
-                };
-                Some(Entry::new_frame(t, dir, frame))
-            }
+            jsonrpc::Line::Frame(frame) => Some(Entry::new_frame(t, dir, self.frame(dir, frame))),
             jsonrpc::Line::Raw(line) => {
                 let data = self.redact_raw(&line);
                 Some(Entry::new_raw(t, dir, data))
             }
         }
+    }
+
+    /// One frame that crossed `dir`: seen by the era decision, then redacted for the disk.
+    fn frame(&mut self, dir: Dir, frame: jsonrpc::Frame) -> jsonrpc::Frame {
+        self.observe(dir, &frame);
+        match &self.redactor {
+            Some(r) => match r.redact_frame(&frame) {
+                Some((redacted, n)) => {
+                    self.secrets += n;
+                    redacted
+                }
+                None => frame,
+            },
+            None => frame,
+        }
+    }
+
+    /// The frame one event of a streamed answer carries, redacted, or `None` when its data is
+    /// not a JSON-RPC message (such events are relayed and not recorded). Streamed answers take
+    /// part in the era decision like any other.
+    pub fn event_frame(&mut self, dir: Dir, data: &[u8]) -> Option<jsonrpc::Frame> {
+        let text = std::str::from_utf8(data).ok()?;
+        let frame = jsonrpc::Frame::parse(text)?;
+        Some(self.frame(dir, frame))
+    }
+
+    /// The method whose answer decided the era, once it is decided.
+    pub fn decided_by(&self) -> Option<&str> {
+        self.decided_by.as_deref()
     }
 
     fn redact_raw(&mut self, line: &str) -> String {
@@ -190,6 +208,7 @@ impl Capture {
                 };
                 if frame.kind() == FrameKind::Response {
                     self.era = Some(Era::from_first_success(&method));
+                    self.decided_by = Some(method);
                     self.pending = HashMap::new();
                 }
             }

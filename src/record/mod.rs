@@ -5,6 +5,7 @@
 
 pub mod append;
 pub mod capture;
+pub mod http;
 pub mod output;
 pub mod recorder;
 pub mod sink;

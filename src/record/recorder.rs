@@ -15,7 +15,10 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::cassette::{Dir, Entry, Header};
+use std::collections::BTreeMap;
+
+use crate::cassette::{Chunk, Dir, Entry, Header, Transport};
+use crate::jsonrpc::Id;
 use crate::protocol::Era;
 use crate::record::append::{self, AppendRefusal, AppendTarget};
 use crate::record::capture::{self, Capture};
@@ -74,8 +77,28 @@ pub struct Summary {
 enum Msg {
     /// Part of a byte stream, split into lines on the capture thread.
     Data(Dir, u64, Vec<u8>),
-    /// One whole message, framed by the front-end.
-    Message(Dir, u64, Vec<u8>),
+    /// One whole message, framed by the front-end, with the HTTP status to record beside it
+    /// when it is not the one the exchange implies.
+    Message(Dir, u64, Vec<u8>, Option<u16>),
+    /// A streamed answer opened (an HTTP front-end's SSE response): `key` names it until it ends.
+    StreamOpen {
+        key: u64,
+        t: u64,
+        id: Option<Id>,
+        via_get: bool,
+    },
+    /// The data of one event of an open stream.
+    StreamEvent {
+        key: u64,
+        t: u64,
+        data: Vec<u8>,
+    },
+    /// The stream ended (or was cut): its one `chunks` entry is written now.
+    StreamEnd {
+        key: u64,
+    },
+    /// The server minted a session id; the header says so if it is not written yet.
+    Sessioned,
     Eof(Dir),
     Finish,
 }
@@ -116,12 +139,14 @@ impl Recorder {
         };
         let capture = Capture::new(rec.redactor);
         let backlog = Arc::clone(&tap.backlog);
+        // The HTTP recorder says on stderr when the era is decided (docs/record.md).
+        let announce = rec.header.transport() == Transport::Http;
         let thread = thread::spawn(move || {
             let _closed = BacklogClosed(&backlog);
             // Capture should not take a CPU from the forwarders, the client or the server when
             // they wake: it trails behind (its queue is the buffer) rather than delay a message.
             child::make_current_thread_batch();
-            capture_loop(rx, capture, sink, &backlog)
+            capture_loop(rx, capture, sink, &backlog, announce)
         });
         Ok(Recorder {
             tap,
@@ -244,7 +269,55 @@ impl Tap {
     /// same ordering rule and waiting as [`Tap::bytes`].
     pub fn message(&self, dir: Dir, message: &[u8]) -> bool {
         let t = self.now();
-        self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec()))
+        self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec(), None))
+    }
+
+    /// [`Tap::message`] for an HTTP body answered with a status that is not the one the
+    /// exchange implies, recorded beside the frame as `http.status`.
+    pub fn message_with_status(&self, dir: Dir, message: &[u8], status: u16) -> bool {
+        let t = self.now();
+        self.queue_copy(
+            message.len(),
+            Msg::Message(dir, t, message.to_vec(), Some(status)),
+        )
+    }
+
+    /// A streamed server answer opened: `key` (unique in the session) names it in
+    /// [`Tap::stream_event`] and [`Tap::stream_end`]; `id` is the request it answers, `via_get`
+    /// marks a standalone GET stream. Its entry takes this moment as its time.
+    pub fn stream_open(&self, key: u64, id: Option<Id>, via_get: bool) -> bool {
+        let t = self.now();
+        self.send(Msg::StreamOpen {
+            key,
+            t,
+            id,
+            via_get,
+        })
+    }
+
+    /// The data of one event of stream `key`, as it arrived; same ordering rule and waiting as
+    /// [`Tap::bytes`].
+    pub fn stream_event(&self, key: u64, data: &[u8]) -> bool {
+        let t = self.now();
+        self.queue_copy(
+            data.len(),
+            Msg::StreamEvent {
+                key,
+                t,
+                data: data.to_vec(),
+            },
+        )
+    }
+
+    /// Stream `key` ended, whole or cut: its `chunks` entry holds the events seen so far.
+    pub fn stream_end(&self, key: u64) {
+        self.send(Msg::StreamEnd { key });
+    }
+
+    /// The server gave the session an id (`Mcp-Session-Id`); the header records the fact
+    /// (never the value) if it is not written yet.
+    pub fn sessioned(&self) {
+        self.send(Msg::Sessioned);
     }
 
     fn now(&self) -> u64 {
@@ -287,12 +360,31 @@ struct Captured {
     saw_initialize: bool,
 }
 
+/// A streamed answer still open: its entry is written when it closes.
+struct OpenStream {
+    t: u64,
+    id: Option<Id>,
+    via_get: bool,
+    chunks: Vec<Chunk>,
+}
+
+impl OpenStream {
+    fn into_entry(self) -> Entry {
+        Entry::new_chunks(self.t, Dir::S2c, self.id, self.via_get, self.chunks)
+    }
+}
+
 fn capture_loop(
     rx: mpsc::Receiver<Msg>,
     mut capture: Capture,
     mut sink: Sink,
     backlog: &Backlog,
+    announce: bool,
 ) -> io::Result<Captured> {
+    // Ordered by key, which front-ends hand out in opening order: streams still open at the
+    // end are written in that order.
+    let mut streams: BTreeMap<u64, OpenStream> = BTreeMap::new();
+    let mut announced = false;
     let mut c2s = capture::line_buffer();
     let mut s2c = capture::line_buffer();
     let mut count = 0usize;
@@ -311,10 +403,50 @@ fn capture_loop(
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
                 false
             }
-            Msg::Message(dir, t, bytes) => {
+            Msg::Message(dir, t, bytes, status) => {
                 last_t[slot(dir)] = t;
-                entries.extend(capture.piece(t, dir, capture::message_line(&bytes)));
+                let mut entry = capture.piece(t, dir, capture::message_line(&bytes));
+                if let (Some(entry), Some(status)) = (&mut entry, status) {
+                    entry.set_member("http", &HttpStatus { status });
+                }
+                entries.extend(entry);
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::StreamOpen {
+                key,
+                t,
+                id,
+                via_get,
+            } => {
+                streams.insert(
+                    key,
+                    OpenStream {
+                        t,
+                        id,
+                        via_get,
+                        chunks: Vec::new(),
+                    },
+                );
+                false
+            }
+            Msg::StreamEvent { key, t, data } => {
+                last_t[1] = t;
+                let frame = capture.event_frame(Dir::S2c, &data);
+                if let (Some(stream), Some(frame)) = (streams.get_mut(&key), frame) {
+                    stream.chunks.push(Chunk { t, frame });
+                }
+                backlog.bytes.fetch_sub(data.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::StreamEnd { key } => {
+                entries.extend(streams.remove(&key).map(OpenStream::into_entry));
+                false
+            }
+            Msg::Sessioned => {
+                if let Sink::Stream(s) = &mut sink {
+                    s.set_sessioned();
+                }
                 false
             }
             Msg::Eof(dir) => {
@@ -327,6 +459,12 @@ fn capture_loop(
         };
         for warning in capture.take_warnings() {
             eprintln!("{warning}");
+        }
+        if announce && !announced {
+            if let (Some(era), Some(method)) = (capture.era(), capture.decided_by()) {
+                eprintln!("mcp-cassette: recording as {era} (decided by \"{method}\")");
+                announced = true;
+            }
         }
         for entry in entries {
             count += 1;
@@ -368,8 +506,9 @@ fn capture_loop(
             Err(mpsc::TryRecvError::Disconnected) => None,
         };
     }
-    // Lines still open when the pipes closed (a last line without its newline).
-    let mut tail = Vec::new();
+    // Lines still open when the pipes closed (a last line without its newline), and streams
+    // still open at the end, with the events seen so far.
+    let mut tail: Vec<Entry> = streams.into_values().map(OpenStream::into_entry).collect();
     c2s.finish_with(|p| tail.extend(capture.piece(last_t[0], Dir::C2s, p)));
     s2c.finish_with(|p| tail.extend(capture.piece(last_t[1], Dir::S2c, p)));
     let era = capture.era();
@@ -405,10 +544,16 @@ fn capture_loop(
     })
 }
 
+/// The `http` member of an entry.
+#[derive(serde::Serialize)]
+struct HttpStatus {
+    status: u16,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::{EntryKind, Reader, Transport};
+    use crate::cassette::{EntryKind, Reader};
 
     #[test]
     fn a_front_end_hands_copies_and_gets_a_cassette() {
@@ -448,5 +593,77 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
             ]
         );
+    }
+
+    #[test]
+    fn an_http_front_end_records_streams_statuses_and_the_session_fact() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.cassette.jsonl");
+        let recorder = Recorder::start(Recording {
+            header: Header::new("test", "2026-01-01T00:00:00.000Z", Transport::Http),
+            redactor: None,
+            target: Target::Stream {
+                path: path.clone(),
+                placement: Placement::New,
+            },
+            started: time::OffsetDateTime::UNIX_EPOCH,
+        })
+        .unwrap();
+        let tap = recorder.tap();
+        assert!(tap.message(
+            Dir::C2s,
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
+        ));
+        tap.sessioned();
+        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        assert!(tap.message(
+            Dir::C2s,
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#
+        ));
+        assert!(tap.stream_open(0, Some(Id::Number("2".into())), false));
+        assert!(tap.stream_open(1, None, true));
+        assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+        assert!(tap.stream_event(0, b"not json"));
+        assert!(tap.stream_event(1, br#"{"jsonrpc":"2.0","method":"notifications/message"}"#));
+        assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
+        tap.stream_end(0);
+        assert!(tap.message_with_status(
+            Dir::S2c,
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}"#,
+            400
+        ));
+        // Stream 1 is still open at the end: it is written with what it carried.
+        let summary = recorder.finish().unwrap();
+        assert_eq!(summary.era, Some(Era::Legacy));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].contains(r#""sessioned":true"#), "{}", lines[0]);
+        assert!(lines[0].contains(r#""era":"legacy""#), "{}", lines[0]);
+        assert!(
+            lines[4].starts_with(r#"{"type":"chunks","t":"#)
+                && lines[4].contains(r#""dir":"s2c","id":2,"chunks":[{"t":"#)
+                && lines[4].matches(r#""frame":"#).count() == 2,
+            "{}",
+            lines[4]
+        );
+        assert!(
+            lines[5].ends_with(r#","http":{"status":400}}"#),
+            "{}",
+            lines[5]
+        );
+        assert!(
+            lines[6].contains(r#""via":"get","chunks":[{"#),
+            "{}",
+            lines[6]
+        );
+        assert_eq!(lines.len(), 7);
+        let entries: Vec<_> = Reader::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(matches!(
+            &entries[5].kind,
+            EntryKind::Chunks { via_get: true, id: None, chunks } if chunks.len() == 1
+        ));
     }
 }

@@ -49,6 +49,14 @@ impl StreamSink {
         Ok(())
     }
 
+    /// The server minted a session id: the header says `sessioned` if it is still held back
+    /// (once written, the header is never rewritten).
+    pub fn set_sessioned(&mut self) {
+        if !self.header_written {
+            self.header.set_sessioned(true);
+        }
+    }
+
     /// Hands what is buffered to the operating system (not a sync: a crash of the recorder
     /// keeps it, a crash of the machine may not).
     pub fn flush(&mut self) -> io::Result<()> {

@@ -14,6 +14,7 @@ mod lint_cassette;
 mod npm;
 mod readme;
 mod record;
+mod record_http;
 mod redact;
 mod replay;
 mod sarif;

@@ -1,0 +1,320 @@
+//! The HTTP recording front-end (`record --http <url>`): a reverse proxy on `--listen` that
+//! forwards every request to the one upstream URL and every answer back, and hands the
+//! [`Recorder`] copies of what a cassette keeps (docs/http.md, "Record proxy").
+//!
+//! - A POST body is read whole (bounded: past [`MAX_REQUEST_BODY`] the client gets 413 and
+//!   nothing goes upstream) and captured as a `c2s` message before it is forwarded.
+//! - A JSON answer is relayed as it arrives and captured as one `s2c` message, with
+//!   `http.status` when the status is not the one the exchange implies.
+//! - An SSE answer (to a POST, or a standalone GET stream) is relayed as it streams while an
+//!   incremental parser hands each event to the recorder; it becomes one `chunks` entry when
+//!   it ends, however it ends.
+//! - DELETE, other methods, and answers that are neither JSON nor SSE are relayed, not captured.
+//! - Header values never reach the recorder; the only header fact kept is that the server
+//!   minted a session id.
+//!
+//! One current-thread runtime serves every connection; the recorder's own thread does the
+//! capture work, so forwarding never waits for redaction or the disk.
+
+mod body;
+mod headers;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, Uri, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+
+use crate::cassette::Dir;
+use crate::jsonrpc::{Frame, FrameKind, Id};
+use crate::protocol::Era;
+use crate::record::recorder::{RecordError, Recorder, Recording, Tap};
+use crate::transport::http::inbound::{self, BindError, Body, BodyError, Shutdown};
+use crate::transport::http::outbound::{Outbound, OutboundError};
+
+use self::body::{EventStream, Ignore, JsonAnswer, Relay, Stop};
+use self::headers::BodyKind;
+
+/// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
+pub const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
+
+/// How long the upstream gets to start answering (status and headers) before the client gets
+/// 502. A streamed answer, once started, may stay open as long as the upstream keeps it.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Overrides [`UPSTREAM_TIMEOUT`], in milliseconds (docs/record.md).
+pub const UPSTREAM_TIMEOUT_VAR: &str = "MCP_CASSETTE_UPSTREAM_TIMEOUT_MS";
+
+/// What to proxy.
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    /// The upstream endpoint, already validated as an http(s) URL.
+    pub upstream: Uri,
+    /// `host:port` to listen on.
+    pub listen: String,
+}
+
+/// How the session ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub entries: usize,
+    pub secrets: usize,
+    pub era: Option<Era>,
+    /// The file at `-o` was kept: the server said nothing to replace it with.
+    pub kept_previous: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProxyError {
+    #[error("record: {0}")]
+    Listen(#[from] BindError),
+    #[error("record: {0}")]
+    Upstream(#[from] OutboundError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// What every request handler shares.
+struct State {
+    tap: Tap,
+    outbound: Outbound,
+    upstream: Uri,
+    timeout: Duration,
+    shutdown: Shutdown,
+    /// Names streams for the recorder, in opening order.
+    next_stream: AtomicU64,
+    /// The recorder was told about a session id already.
+    sessioned: AtomicBool,
+    /// The compressed-answer warning was printed already.
+    warned_coding: AtomicBool,
+}
+
+/// Binds, proxies until SIGINT or SIGTERM, then finishes the cassette. Nothing is created at
+/// `-o` unless the address could be bound.
+pub fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ProxyError::Record(RecordError::Runtime(e)))?;
+    let outbound = Outbound::for_url(&proxy.upstream)?;
+    let timeout = upstream_timeout();
+    let recorder = runtime.block_on(async {
+        let listening = inbound::bind(&proxy.listen).await?;
+        // Signals are caught from here on, before a client can be told where we listen.
+        let shutdown = Shutdown::new();
+        watch_signals(shutdown.clone()).map_err(RecordError::Runtime)?;
+        let recorder = Recorder::start(rec)?;
+        eprintln!(
+            "mcp-cassette: recording {} → {}",
+            listening.url(),
+            proxy.upstream
+        );
+        if !listening.is_loopback() {
+            eprintln!(
+                "mcp-cassette record: WARNING listening on {}: reachable beyond this machine",
+                listening.host
+            );
+        }
+        let state = Arc::new(State {
+            tap: recorder.tap(),
+            outbound,
+            upstream: proxy.upstream.clone(),
+            timeout,
+            shutdown: shutdown.clone(),
+            next_stream: AtomicU64::new(0),
+            sessioned: AtomicBool::new(false),
+            warned_coding: AtomicBool::new(false),
+        });
+        inbound::serve(listening.listener, shutdown, move |request| {
+            let state = Arc::clone(&state);
+            async move { handle(&state, request).await }
+        })
+        .await;
+        Ok::<_, ProxyError>(recorder)
+    })?;
+    // Dropping the runtime drops every answer still in flight; each tells the recorder its
+    // stream ended, so streams still open are written with what they carried so far.
+    drop(runtime);
+    let summary = recorder.finish()?;
+    Ok(Outcome {
+        entries: summary.entries,
+        secrets: summary.secrets,
+        era: summary.era,
+        kept_previous: summary.kept_previous,
+    })
+}
+
+fn upstream_timeout() -> Duration {
+    std::env::var(UPSTREAM_TIMEOUT_VAR)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(UPSTREAM_TIMEOUT, Duration::from_millis)
+}
+
+/// SIGINT and SIGTERM start the shutdown.
+fn watch_signals(shutdown: Shutdown) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        shutdown.trigger();
+    });
+    Ok(())
+}
+
+/// What a POST carried, as far as the answer's capture cares.
+struct Sent {
+    /// The request id, when the body was one request.
+    id: Option<Id>,
+    /// The status the exchange implies: 200 for a request, 202 for anything else.
+    expected: u16,
+}
+
+fn sent(body: &[u8]) -> Sent {
+    let frame = std::str::from_utf8(body).ok().and_then(Frame::parse);
+    match frame {
+        Some(f) if f.kind() == FrameKind::Request => Sent {
+            id: f.id().cloned(),
+            expected: 200,
+        },
+        Some(_) => Sent {
+            id: None,
+            expected: 202,
+        },
+        // A batch or something unreadable: the server answers it as it will; 200 is what a
+        // request would get.
+        None => Sent {
+            id: None,
+            expected: 200,
+        },
+    }
+}
+
+async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
+    if !inbound::origin_allowed(request.headers()) {
+        return inbound::forbidden_origin();
+    }
+    let (parts, incoming) = request.into_parts();
+    let announced = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if announced.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
+        // Refused on its announced length, before a byte of it is read.
+        let err = BodyError::TooLarge {
+            limit: MAX_REQUEST_BODY,
+        };
+        return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("{err}\n"));
+    }
+    let body = match inbound::read_body(incoming, MAX_REQUEST_BODY).await {
+        Ok(body) => body,
+        Err(err @ BodyError::TooLarge { .. }) => {
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("{err}\n"));
+        }
+        Err(err) => return plain(StatusCode::BAD_REQUEST, format!("{err}\n")),
+    };
+    let post = parts.method == Method::POST;
+    let get = parts.method == Method::GET;
+    let sent = if post && !body.is_empty() {
+        // The copy is queued before the request goes on: its answer can only come after it.
+        state.tap.message(Dir::C2s, &body);
+        sent(&body)
+    } else {
+        Sent {
+            id: None,
+            expected: 200,
+        }
+    };
+
+    let mut upstream = Request::new(Full::new(body));
+    *upstream.method_mut() = parts.method;
+    *upstream.uri_mut() = state.upstream.clone();
+    *upstream.headers_mut() = headers::upstream_request(&parts.headers);
+    let answer = match tokio::time::timeout(state.timeout, state.outbound.send(upstream)).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(err)) => return upstream_failed(&err.to_string()),
+        Err(_) => {
+            return upstream_failed(&format!(
+                "no answer within {} ms",
+                state.timeout.as_millis()
+            ));
+        }
+    };
+
+    let (head, upstream_body) = answer.into_parts();
+    if head.headers.contains_key("mcp-session-id") && !state.sessioned.swap(true, Ordering::AcqRel)
+    {
+        state.tap.sessioned();
+    }
+    let coding = headers::content_coding(&head.headers).is_some();
+    let kind = headers::body_kind(&head.headers);
+    if coding
+        && (post || get)
+        && kind != BodyKind::Other
+        && !state.warned_coding.swap(true, Ordering::AcqRel)
+    {
+        eprintln!(
+            "mcp-cassette: the upstream compressed an answer although asked not to; it was relayed as it came and not recorded"
+        );
+    }
+    let status = head.status.as_u16();
+    let stop = || -> Stop {
+        let shutdown = state.shutdown.clone();
+        Box::pin(async move { shutdown.wait().await })
+    };
+    let body = match (kind, coding) {
+        (BodyKind::EventStream, false) if post || get => {
+            let key = state.next_stream.fetch_add(1, Ordering::Relaxed);
+            state.tap.stream_open(key, sent.id, get);
+            let observer = EventStream::new(state.tap.clone(), key);
+            Relay::new(upstream_body, observer, Some(stop())).boxed()
+        }
+        (BodyKind::Json, false) if post => {
+            let recorded = (status != sent.expected).then_some(status);
+            let observer = JsonAnswer::new(state.tap.clone(), recorded);
+            Relay::new(upstream_body, observer, None).boxed()
+        }
+        (BodyKind::EventStream, _) => Relay::new(upstream_body, Ignore, Some(stop())).boxed(),
+        _ => Relay::new(upstream_body, Ignore, None).boxed(),
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() = head.status;
+    *response.headers_mut() = headers::client_response(&head.headers);
+    response
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Body> {
+    let mut response = Response::new(inbound::full(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// The 502 a client gets when the upstream could not be reached or did not answer in time,
+/// with a JSON-RPC error body its SDK can show.
+fn upstream_failed(message: &str) -> Response<Body> {
+    eprintln!("mcp-cassette: upstream request failed: {message}");
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32603, "message": message},
+    });
+    let mut response = Response::new(inbound::full(Bytes::from(body.to_string())));
+    *response.status_mut() = StatusCode::BAD_GATEWAY;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
