@@ -86,6 +86,9 @@ pub struct Exchange {
     /// Server frames the recording put right after this answer.
     pub after: Vec<Outbound>,
     pub outcome: Outcome,
+    /// The recorded pair that answered (an index into [`Index::pairs`]), when one did: the HTTP
+    /// front-end reads how it was answered (a stream, a status) from there.
+    pub pair: Option<usize>,
 }
 
 impl Exchange {
@@ -96,6 +99,7 @@ impl Exchange {
             answer: None,
             after: Vec::new(),
             outcome: Outcome::Silent,
+            pair: None,
         }
     }
 
@@ -562,6 +566,7 @@ impl Session {
             answer: Some(answer),
             after,
             outcome,
+            pair: Some(p),
         }
     }
 
@@ -586,6 +591,7 @@ impl Session {
             answer,
             after,
             outcome: Outcome::Subscribed,
+            pair: None,
         }
     }
 
