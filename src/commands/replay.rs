@@ -11,11 +11,11 @@ use anyhow::{anyhow, bail};
 use crate::cassette::{Reader, Transport};
 use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
-use crate::redact::{RedactConfig, check_config_hash};
-use crate::replay::passthrough::{Appender, Passthrough};
 use crate::protocol::era::Era;
+use crate::redact::{RedactConfig, check_config_hash};
 use crate::replay::http::headers::Notes;
 use crate::replay::http::{self, BODY_LIMIT, Options, Replay};
+use crate::replay::passthrough::{Appender, Passthrough};
 use crate::replay::session::Rules;
 use crate::replay::{Index, OnMiss, Session, stdio};
 use crate::transport::http::inbound::{self, Shutdown};
@@ -134,9 +134,9 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
             [] => bail!(
                 "replay --listen --on-miss passthrough needs the real server command: mcp-cassette replay <cassette> --listen <host:port> --on-miss passthrough -- <server command...>"
             ),
-            [url] if url.starts_with("http://") || url.starts_with("https://") => Some(
-                Target::from_command(&[], Some(url), era_name)?,
-            ),
+            [url] if url.starts_with("http://") || url.starts_with("https://") => {
+                Some(Target::from_command(&[], Some(url), era_name)?)
+            }
             command => Some(Target::stdio(command, era)?),
         }
     } else {

@@ -12,4 +12,5 @@ mod readme;
 mod record;
 mod redact;
 mod replay;
+mod replay_http;
 mod sarif;

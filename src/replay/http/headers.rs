@@ -134,7 +134,9 @@ struct Named {
 /// contradiction. Costs nothing when the request carries none of the headers checked.
 pub fn check(notes: &Notes, recorded: &Recorded, headers: &HeaderMap, body: &str) {
     if let (Some(sent), Some(version)) = (
-        headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()),
+        headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok()),
         recorded.version.as_deref(),
     ) {
         if sent != version {

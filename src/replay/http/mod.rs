@@ -97,8 +97,13 @@ impl Replay {
             body_limit: options.body_limit,
             get_served,
             sessioned,
-            handshake: if legacy { "initialize" } else { "server/discover" },
-            allow: HeaderValue::from_str(&allow.join(", ")).unwrap_or(HeaderValue::from_static("POST")),
+            handshake: if legacy {
+                "initialize"
+            } else {
+                "server/discover"
+            },
+            allow: HeaderValue::from_str(&allow.join(", "))
+                .unwrap_or(HeaderValue::from_static("POST")),
             passthrough: passthrough.map(|p| Arc::new(Mutex::new(p))),
             shutdown,
         }

@@ -102,6 +102,14 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
     let Ok(text) = std::str::from_utf8(&bytes) else {
         return json(StatusCode::BAD_REQUEST, NOT_A_FRAME);
     };
+    // What cannot be one JSON-RPC object is refused before it picks (or starts) a session.
+    if !text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('{')
+    {
+        return json(StatusCode::BAD_REQUEST, NOT_A_FRAME);
+    }
     headers::check(&replay.notes, &replay.recorded, &parts.headers, text);
     let handshake = is_handshake(text, replay.handshake);
     let named = parts

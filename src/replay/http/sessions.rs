@@ -64,7 +64,9 @@ impl ClientSession {
     /// The session's state, locked. A panic while answering (a bug) poisons nothing for good:
     /// the state is still the engine's, whole between messages.
     pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -281,7 +283,11 @@ impl Sessions {
         true
     }
 
-    fn end_in(table: &mut Table, session: &Arc<ClientSession>, forwarded: Option<(usize, usize, &str)>) {
+    fn end_in(
+        table: &mut Table,
+        session: &Arc<ClientSession>,
+        forwarded: Option<(usize, usize, &str)>,
+    ) {
         if table
             .current
             .as_ref()

@@ -105,7 +105,8 @@ impl Streams {
         if let Some(ack) = ack {
             let _ = tx.try_send(event(ack));
         }
-        self.listens.retain(|(open, tx)| *open != key && !tx.is_closed());
+        self.listens
+            .retain(|(open, tx)| *open != key && !tx.is_closed());
         self.listens.push((key, tx));
         body
     }
