@@ -776,3 +776,48 @@ fn passthrough_over_http_needs_the_real_server() {
         )
     );
 }
+
+#[test]
+fn passthrough_forwards_a_miss_to_the_real_server_and_appends_it() {
+    let (_dir, path) = copied("http/legacy-sessioned.http.jsonl");
+    let lines_before = std::fs::read_to_string(&path).unwrap().lines().count();
+    let live = crate::fixtures::fixture_server();
+    let server = Server::start(
+        &path,
+        &[
+            "--on-miss",
+            "passthrough",
+            "--",
+            live.to_str().unwrap(),
+            "tiny",
+        ],
+    );
+    let session = open_session(&server);
+    let with = [("mcp-session-id", session.as_str())];
+    let answer = server.post(&call(json!("x"), "echo", json!({"message": "live"})), &with);
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.json()["id"], "x");
+    assert_eq!(
+        answer.json()["result"]["content"][0]["text"],
+        "echo:live #1"
+    );
+    let recorded = server.post(&call(json!("y"), "echo", json!({"m": "one"})), &with);
+    assert_eq!(recorded.json()["result"]["content"][0]["text"], "one");
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "1 interaction(s) appended to {} (origin:\"live\")",
+            path.display()
+        )),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), lines_before + 2);
+    assert_eq!(lines[lines_before]["origin"], "live");
+    assert_eq!(lines[lines_before + 1]["frame"]["id"], "live-1");
+}
