@@ -166,6 +166,7 @@ impl Replay {
             undelivered,
             mut lines,
             unlisted,
+            ..
         } = self.sessions.finish();
         self.notes.finish();
         let mut code = 0;

@@ -79,6 +79,8 @@ pub struct Totals {
     pub undelivered: usize,
     /// Summary lines of the first ended sessions, each already naming its session.
     pub lines: Vec<String>,
+    /// Sessions whose lines are in `lines`.
+    listed: usize,
     /// Ended sessions with something to report whose lines were not kept.
     pub unlisted: u64,
 }
@@ -101,7 +103,8 @@ impl Totals {
         if lines.is_empty() {
             return;
         }
-        if self.lines.len() < KEPT_SUMMARIES * 4 {
+        if self.listed < KEPT_SUMMARIES {
+            self.listed += 1;
             self.lines
                 .extend(lines.into_iter().map(|l| format!("session {label}: {l}")));
         } else {
