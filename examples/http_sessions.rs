@@ -39,7 +39,9 @@ async fn drive(url: &str, sessions: usize, calls: usize) -> anyhow::Result<()> {
     for n in 0..sessions {
         let client = client.clone();
         let uri = uri.clone();
-        tasks.push(tokio::spawn(async move { session(&client, &uri, n, calls).await }));
+        tasks.push(tokio::spawn(async move {
+            session(&client, &uri, n, calls).await
+        }));
     }
     let mut latencies: Vec<Duration> = Vec::with_capacity(sessions * (calls + 2));
     let mut failed = 0usize;

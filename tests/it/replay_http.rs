@@ -821,3 +821,116 @@ fn passthrough_forwards_a_miss_to_the_real_server_and_appends_it() {
     assert_eq!(lines[lines_before]["origin"], "live");
     assert_eq!(lines[lines_before + 1]["frame"]["id"], "live-1");
 }
+
+/// Rewrites a stdio recording as the HTTP recording the same session would have made against a
+/// server that mints session ids: header `transport:"http"`, `era:"legacy"`, `sessioned:true`;
+/// the notifications a server sent while a request was outstanding travel, with the answer, in a
+/// `chunks` entry (an SSE answer); everything else stays a frame. Until `record --http` exists,
+/// this is how the interop tests get an HTTP cassette of a real server.
+fn as_http_recording(stdio: &Path, out: &Path) {
+    let text = std::fs::read_to_string(stdio).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let mut header = lines.next().unwrap();
+    let object = header.as_object_mut().unwrap();
+    object.remove("command");
+    object.insert("transport".into(), json!("http"));
+    object.insert("url".into(), json!("http://127.0.0.1:9/mcp"));
+    object.insert("era".into(), json!("legacy"));
+    object.insert("sessioned".into(), json!(true));
+    let mut written = vec![header.to_string()];
+    let mut outstanding: Vec<Value> = Vec::new();
+    let mut held: Vec<Value> = Vec::new();
+    for entry in lines {
+        let frame = &entry["frame"];
+        let from_server = entry["dir"] == "s2c";
+        let is_request = frame.get("method").is_some() && frame.get("id").is_some();
+        let is_response = frame.get("method").is_none() && frame.get("id").is_some();
+        if entry["type"] != "frame" {
+            written.push(entry.to_string());
+        } else if !from_server && is_request {
+            outstanding.push(frame["id"].clone());
+            written.push(entry.to_string());
+        } else if from_server
+            && frame.get("method").is_some()
+            && frame.get("id").is_none()
+            && !outstanding.is_empty()
+        {
+            held.push(json!({"t": entry["t"], "frame": frame}));
+        } else if from_server && is_response {
+            outstanding.retain(|id| *id != frame["id"]);
+            if held.is_empty() {
+                written.push(entry.to_string());
+            } else {
+                let mut chunks = std::mem::take(&mut held);
+                let opened = chunks[0]["t"].clone();
+                chunks.push(json!({"t": entry["t"], "frame": frame}));
+                written.push(
+                    json!({"type":"chunks","t":opened,"dir":"s2c","id":frame["id"],"chunks":chunks})
+                        .to_string(),
+                );
+            }
+        } else {
+            written.push(entry.to_string());
+        }
+    }
+    std::fs::write(out, written.join("\n") + "\n").unwrap();
+}
+
+/// Records `server` over stdio with `client`'s scenario, serves the recording as HTTP, and runs
+/// the client twice in parallel against the replay: each run must see what the live one saw.
+fn interop_over_http(
+    client: impl Fn(&[String]) -> Value + Sync,
+    server: &[String],
+    compare: impl Fn(&Value, &Value),
+) {
+    use crate::interop::through_record;
+    let dir = tempfile::tempdir().unwrap();
+    let stdio = dir.path().join("stdio.cassette.jsonl");
+    let http = dir.path().join("http.cassette.jsonl");
+    let live = client(&through_record(&stdio, server));
+    as_http_recording(&stdio, &http);
+    let replay = Server::start(&http, &[]);
+    let url = vec![format!("{}mcp", replay.url)];
+    let (a, b) = thread::scope(|s| {
+        let a = s.spawn(|| client(&url));
+        let b = s.spawn(|| client(&url));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    compare(&live, &a);
+    compare(&live, &b);
+    let (code, stderr) = replay.stop();
+    assert_eq!(code, Some(0), "no session missed: {stderr}");
+    assert!(stderr.contains("2 client session(s) served"), "{stderr}");
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn ts_sdk_clients_in_parallel_get_the_recorded_session_over_http() {
+    crate::interop::require_installed();
+    interop_over_http(
+        |target| crate::interop::ts_client("everything", target),
+        &crate::interop::everything(),
+        |live, replayed| {
+            assert_eq!(live["server"], replayed["server"]);
+            assert_eq!(live["steps"], replayed["steps"]);
+            let progress = replayed["progress"].as_array().unwrap();
+            assert!(
+                !progress.is_empty(),
+                "progress streamed with the answer: {replayed}"
+            );
+        },
+    );
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn python_sdk_clients_in_parallel_get_the_recorded_session_over_http() {
+    crate::interop::require_installed();
+    interop_over_http(
+        |target| crate::interop::py_client("everything", "legacy", target),
+        &crate::interop::everything(),
+        |live, replayed| assert_eq!(live, replayed),
+    );
+}
