@@ -123,6 +123,25 @@ pub struct Sessions {
     started: Instant,
     next_label: AtomicU64,
     table: Mutex<Table>,
+    limits: Limits,
+}
+
+/// When sessions are ended for being idle, and how many may live at once.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub idle: Duration,
+    pub max: usize,
+    pub sweep_every: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            idle: IDLE,
+            max: MAX_SESSIONS,
+            sweep_every: SWEEP_EVERY,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -145,7 +164,18 @@ pub enum Mismatch {
 
 impl Sessions {
     pub fn new(index: Arc<Index>, rules: Rules, on_miss: OnMiss, sessioned: bool) -> Sessions {
+        Sessions::with_limits(index, rules, on_miss, sessioned, Limits::default())
+    }
+
+    pub fn with_limits(
+        index: Arc<Index>,
+        rules: Rules,
+        on_miss: OnMiss,
+        sessioned: bool,
+        limits: Limits,
+    ) -> Sessions {
         Sessions {
+            limits,
             index,
             rules,
             on_miss,
@@ -250,13 +280,13 @@ impl Sessions {
 
     /// Ends idle sessions, and the least recently used ones past [`MAX_SESSIONS`].
     fn sweep(&self, table: &mut Table) {
-        let full = table.by_id.len() >= MAX_SESSIONS;
-        if !full && table.last_sweep.elapsed() < SWEEP_EVERY {
+        let full = table.by_id.len() >= self.limits.max;
+        if !full && table.last_sweep.elapsed() < self.limits.sweep_every {
             return;
         }
         table.last_sweep = Instant::now();
         let now = self.now_ms();
-        let idle_ms = u64::try_from(IDLE.as_millis()).unwrap_or(u64::MAX);
+        let idle_ms = u64::try_from(self.limits.idle.as_millis()).unwrap_or(u64::MAX);
         let mut idle: Vec<(u64, Arc<str>)> = table
             .by_id
             .iter()
@@ -264,7 +294,7 @@ impl Sessions {
             .map(|(id, s)| (s.last_used.load(Ordering::Relaxed), Arc::clone(id)))
             .collect();
         idle.sort_unstable();
-        let mut over = (table.by_id.len() + 1).saturating_sub(MAX_SESSIONS);
+        let mut over = (table.by_id.len() + 1).saturating_sub(self.limits.max);
         for (used, id) in idle {
             if now.saturating_sub(used) < idle_ms && over == 0 {
                 break;
@@ -371,6 +401,102 @@ pub fn mint_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassette::Reader;
+    use std::path::Path;
+
+    fn index(sessioned: bool) -> Arc<Index> {
+        let header = format!(
+            r#"{{"type":"header","cassetteVersion":2,"recorder":"t","startedAt":"2026-01-01T00:00:00Z","transport":"http","era":"legacy","sessioned":{sessioned}}}"#
+        );
+        let text = format!(
+            "{header}\n{}\n{}\n",
+            r#"{"type":"frame","t":1,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{}}}}"#,
+            r#"{"type":"frame","t":2,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"result":{}}}"#
+        );
+        let reader = Reader::new(text.as_bytes(), Path::new("t.jsonl")).unwrap();
+        let header = reader.header().clone();
+        Arc::new(Index::build(header, reader, &[], Path::new("t.jsonl")).unwrap())
+    }
+
+    fn sessions(sessioned: bool, limits: Limits) -> Sessions {
+        Sessions::with_limits(
+            index(sessioned),
+            Rules::default(),
+            OnMiss::Error,
+            sessioned,
+            limits,
+        )
+    }
+
+    #[test]
+    fn a_handshake_mints_a_session_and_its_id_finds_it() {
+        let table = sessions(true, Limits::default());
+        let (first, _) = table.for_request(true, None);
+        let (second, _) = table.for_request(true, None);
+        let (a, b) = (first.id.clone().unwrap(), second.id.clone().unwrap());
+        assert_ne!(a, b);
+        assert!(Arc::ptr_eq(&table.for_request(false, Some(&a)).0, &first));
+        let (latest, mismatch) = table.for_request(false, None);
+        assert!(
+            Arc::ptr_eq(&latest, &second),
+            "no id: the latest initialize's"
+        );
+        assert_eq!(mismatch, Some(Mismatch::Absent));
+        let (_, mismatch) = table.for_request(false, Some("nope"));
+        assert_eq!(mismatch, Some(Mismatch::Unknown("nope".into())));
+        assert!(table.delete(&a));
+        assert!(!table.delete(&a));
+        assert_eq!(table.live(), 1);
+        assert_eq!(table.finish().sessions, 2);
+    }
+
+    #[test]
+    fn without_ids_each_handshake_starts_a_new_pass() {
+        let table = sessions(false, Limits::default());
+        let (first, _) = table.for_request(true, None);
+        assert!(first.id.is_none());
+        assert!(Arc::ptr_eq(&table.for_request(false, Some("x")).0, &first));
+        let (second, _) = table.for_request(true, None);
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert!(first.lock().ended, "the old pass ended");
+        assert_eq!(table.live(), 1);
+        assert_eq!(table.finish().sessions, 2);
+    }
+
+    #[test]
+    fn idle_sessions_end_and_the_table_is_capped() {
+        let capped = Limits {
+            idle: Duration::from_secs(3600),
+            max: 2,
+            sweep_every: Duration::from_secs(3600),
+        };
+        let table = sessions(true, capped);
+        let ids: Vec<Arc<str>> = (0..3)
+            .map(|_| table.for_request(true, None).0.id.clone().unwrap())
+            .collect();
+        assert_eq!(
+            table.live(),
+            2,
+            "past the cap the least recently used ended"
+        );
+        assert_eq!(
+            table.named(Some(&ids[0])).1,
+            Some(Mismatch::Unknown(ids[0].to_string()))
+        );
+        assert_eq!(table.named(Some(&ids[2])).1, None);
+
+        let idle = Limits {
+            idle: Duration::ZERO,
+            max: 100,
+            sweep_every: Duration::ZERO,
+        };
+        let table = sessions(true, idle);
+        let (first, _) = table.for_request(true, None);
+        std::thread::sleep(Duration::from_millis(5));
+        table.for_request(true, None);
+        assert!(first.lock().ended, "an idle session ends at the next sweep");
+        assert_eq!(table.live(), 1);
+    }
 
     #[test]
     fn minted_ids_are_uuid_shaped_and_distinct() {
