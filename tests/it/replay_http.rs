@@ -934,3 +934,32 @@ fn python_sdk_clients_in_parallel_get_the_recorded_session_over_http() {
         |live, replayed| assert_eq!(live, replayed),
     );
 }
+
+#[test]
+fn without_session_ids_each_initialize_starts_a_new_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stateless.http.jsonl");
+    let text = std::fs::read_to_string(fixture("http/legacy-sessioned.http.jsonl")).unwrap();
+    std::fs::write(&path, text.replacen(",\"sessioned\":true", "", 1)).unwrap();
+    let server = Server::start(&path, &[]);
+    for client in 0..2 {
+        let init = server.post(&initialize(json!(client)), &[]);
+        assert_eq!(init.status, 200);
+        assert!(
+            init.header("mcp-session-id").is_none(),
+            "the recorded server minted no id"
+        );
+        let echo = server.post(&call(json!(1), "echo", json!({"m":"one"})), &[]);
+        assert_eq!(
+            echo.json()["result"]["content"][0]["text"],
+            "one",
+            "client {client} gets the whole recording"
+        );
+    }
+    let deleted = request(&server.addr, "DELETE", &[], b"");
+    assert_eq!(deleted.status, 405);
+    assert_eq!(deleted.header("allow"), Some("GET, POST"));
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("2 client session(s) served"), "{stderr}");
+}
