@@ -3,12 +3,16 @@
 //!
 //! Each session posts `initialize` (taking the minted `mcp-session-id` when the server sends
 //! one), `notifications/initialized`, then `tools/call echo {"i": k}` for k in 0..calls — the
-//! requests scripts/bench-replay-http.sh records into its cassette — one request at a time. All
-//! sessions run concurrently on one thread (the replay is the process under test), and the
-//! driver prints answers, wall time, answers per second and the p50/p99/max latency.
+//! requests scripts/bench-replay-http.sh records into its cassette — one request at a time, each
+//! session waiting `interval_ms` between its requests (sessions start staggered over one
+//! interval). Pacing is what makes the figure a latency: 1,000 sessions sending back to back
+//! would measure how long a request queues behind the 999 others, i.e. throughput. The default,
+//! 100 ms, offers 10,000 requests/s in all, a fifth of the throughput target. All sessions run
+//! concurrently on one thread (the replay is the process under test), and the driver prints
+//! answers, wall time, answers per second and the p50/p99/max latency.
 //!
 //! ```text
-//! cargo run --release --example http_sessions -- <url> [sessions] [calls]
+//! cargo run --release --example http_sessions -- <url> [sessions] [calls] [interval_ms]
 //! ```
 
 use std::time::{Duration, Instant};
@@ -25,13 +29,14 @@ fn main() -> anyhow::Result<()> {
     };
     let sessions: usize = rest.first().map_or(Ok(1000), |s| s.parse())?;
     let calls: usize = rest.get(1).map_or(Ok(20), |s| s.parse())?;
+    let interval = Duration::from_millis(rest.get(2).map_or(Ok(100), |s| s.parse())?);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(drive(url, sessions, calls))
+    runtime.block_on(drive(url, sessions, calls, interval))
 }
 
-async fn drive(url: &str, sessions: usize, calls: usize) -> anyhow::Result<()> {
+async fn drive(url: &str, sessions: usize, calls: usize, interval: Duration) -> anyhow::Result<()> {
     let uri = parse_url(url)?;
     let client = Outbound::for_url(&uri)?;
     let started = Instant::now();
@@ -39,8 +44,10 @@ async fn drive(url: &str, sessions: usize, calls: usize) -> anyhow::Result<()> {
     for n in 0..sessions {
         let client = client.clone();
         let uri = uri.clone();
+        let offset = interval.mul_f64(n as f64 / sessions as f64);
         tasks.push(tokio::spawn(async move {
-            session(&client, &uri, n, calls).await
+            tokio::time::sleep(offset).await;
+            session(&client, &uri, n, calls, interval).await
         }));
     }
     let mut latencies: Vec<Duration> = Vec::with_capacity(sessions * (calls + 2));
@@ -86,6 +93,7 @@ async fn session(
     uri: &http::Uri,
     n: usize,
     calls: usize,
+    interval: Duration,
 ) -> anyhow::Result<Vec<Duration>> {
     let mut times = Vec::with_capacity(calls + 2);
     let init = format!(
@@ -95,6 +103,7 @@ async fn session(
     let notified = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
     post(client, uri, session_id.as_deref(), notified, &mut times).await?;
     for k in 0..calls {
+        tokio::time::sleep(interval).await;
         let call = format!(
             r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"i":{k}}}}}}}"#,
             k + 1
