@@ -369,6 +369,10 @@ fn a_legacy_sessioned_cassette_is_answered_as_recorded() {
     let mut get = Open::request(&server.addr, "GET", &with, b"");
     assert_eq!(get.status, 200);
     assert_eq!(get.header("content-type"), Some("text/event-stream"));
+    let opening = get
+        .next_event()
+        .expect("what the recording opens with, on connect");
+    assert_eq!(opening["params"]["data"], "server up");
 
     let list = server.post(
         &json!({"jsonrpc":"2.0","id":"l","method":"tools/list"}),

@@ -88,7 +88,8 @@ impl Replay {
             allow.push("DELETE");
         }
         Replay {
-            sessions: Sessions::new(Arc::clone(&index), rules, options.on_miss, sessioned),
+            sessions: Sessions::new(Arc::clone(&index), rules, options.on_miss, sessioned)
+                .with_get_stream(get_served),
             recorded: headers::Recorded::read(&index, !legacy),
             index,
             notes,

@@ -124,6 +124,8 @@ pub struct Sessions {
     next_label: AtomicU64,
     table: Mutex<Table>,
     limits: Limits,
+    /// Unsolicited frames travel on a GET stream (a legacy recording that has one).
+    get_served: bool,
 }
 
 /// When sessions are ended for being idle, and how many may live at once.
@@ -176,6 +178,7 @@ impl Sessions {
     ) -> Sessions {
         Sessions {
             limits,
+            get_served: false,
             index,
             rules,
             on_miss,
@@ -189,6 +192,13 @@ impl Sessions {
                 totals: Totals::default(),
             }),
         }
+    }
+
+    /// Unsolicited frames go to the GET stream (queued until it opens) rather than being counted
+    /// as undeliverable.
+    pub fn with_get_stream(mut self, served: bool) -> Sessions {
+        self.get_served = served;
+        self
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -268,6 +278,12 @@ impl Sessions {
             }),
             last_used: AtomicU64::new(self.now_ms()),
         });
+        {
+            // The frames the recording opens with: on the GET stream when it opens.
+            let mut state = session.lock();
+            let initial = state.session.take_initial();
+            state.streams.push(&initial, self.get_served);
+        }
         if let Some(id) = id {
             table.by_id.insert(id, Arc::clone(&session));
         } else if let Some(previous) = table.current.take() {
