@@ -579,6 +579,11 @@ fn parallel_sessions_each_get_the_whole_recording() {
         stderr.contains("4 fingerprint miss(es) across all sessions"),
         "{stderr}"
     );
+    // No client opened the GET stream: the opening message and the list change found no stream.
+    assert!(
+        stderr.contains("mcp-cassette replay: 8 server-initiated frame(s) came due with no stream open to carry them"),
+        "{stderr}"
+    );
     for n in 1..=4 {
         assert!(
             stderr.contains(&format!("session {n}: fingerprint miss")),
