@@ -677,6 +677,9 @@ fn a_modern_cassette_serves_statuses_and_subscriptions() {
         &[
             ("Mcp-Method", "tools/list"),
             ("MCP-Protocol-Version", "2025-03-26"),
+            ("Mcp-Name", "tap"),
+            ("Mcp-Param-Uri", "demo://b"),
+            ("Mcp-Param-Same", "=?base64?ZGVtbzovL2E=?="),
         ],
     );
     assert_eq!(touched.json()["result"]["content"][0]["text"], "touched");
@@ -705,7 +708,21 @@ fn a_modern_cassette_serves_statuses_and_subscriptions() {
         "{stderr}"
     );
     assert!(
-        !stderr.contains("Mcp-Name"),
+        stderr.contains(
+            "Mcp-Name header \"tap\" does not match the body's \"touch\"; answering anyway"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("mcp-param-uri header value \"demo://b\" appears nowhere in the call's arguments; answering anyway"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("mcp-param-same"),
+        "a base64 value decoded and found: {stderr}"
+    );
+    assert!(
+        !stderr.contains("Mcp-Name header \"strict\""),
         "a matching Mcp-Name is not warned about: {stderr}"
     );
 }
