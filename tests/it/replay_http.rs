@@ -48,10 +48,14 @@ pub struct Server {
 
 impl Server {
     pub fn start(cassette: &Path, args: &[&str]) -> Server {
+        Server::start_at(cassette, "127.0.0.1:0", args)
+    }
+
+    pub fn start_at(cassette: &Path, listen: &str, args: &[&str]) -> Server {
         let mut child = Command::new(bin())
             .arg("replay")
             .arg(cassette)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -988,4 +992,18 @@ fn without_session_ids_each_initialize_starts_a_new_pass() {
     let (code, stderr) = server.stop();
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("2 client session(s) served"), "{stderr}");
+}
+
+#[test]
+fn beyond_loopback_is_served_with_a_warning() {
+    let server = Server::start_at(&fixture("http/modern.http.jsonl"), "0.0.0.0:0", &[]);
+    assert!(server.url.starts_with("http://0.0.0.0:"), "{}", server.url);
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains(
+            "mcp-cassette replay: WARNING listening on 0.0.0.0: reachable beyond this machine"
+        ),
+        "{stderr}"
+    );
 }
