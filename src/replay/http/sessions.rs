@@ -488,7 +488,11 @@ mod tests {
         };
         let table = sessions(true, capped);
         let ids: Vec<Arc<str>> = (0..3)
-            .map(|_| table.for_request(true, None).0.id.clone().unwrap())
+            .map(|_| {
+                // Recency is kept in milliseconds: the oldest must be told apart.
+                std::thread::sleep(Duration::from_millis(3));
+                table.for_request(true, None).0.id.clone().unwrap()
+            })
             .collect();
         assert_eq!(
             table.live(),
