@@ -172,13 +172,15 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     ));
     let path = args.cassette.display().to_string();
     runtime.block_on(async {
+        // Handlers first: a harness may signal as soon as it has read the URL line.
+        let stop = signals(shutdown)?;
         let listening = inbound::bind(listen)
             .await
             .map_err(|e| anyhow!("replay: {e}"))?;
         for line in replay.start_lines(&path, &listening) {
             replay.notes().note(&line);
         }
-        tokio::spawn(signals(shutdown));
+        tokio::spawn(stop);
         http::serve(listening, Arc::clone(&replay)).await;
         anyhow::Ok(())
     })?;
@@ -190,20 +192,21 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     Ok(finished.code)
 }
 
-/// SIGINT or SIGTERM starts the shutdown.
-async fn signals(shutdown: Shutdown) {
+/// SIGINT or SIGTERM starts the shutdown. The handlers are installed here, at once; the
+/// returned future waits for the first signal.
+fn signals(shutdown: Shutdown) -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
-    }
-    shutdown.trigger();
+    let install =
+        |kind| signal(kind).map_err(|e| anyhow!("replay: failed to install a signal handler: {e}"));
+    let mut int = install(SignalKind::interrupt())?;
+    let mut term = install(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        shutdown.trigger();
+    })
 }
 
 /// Reads the cassette and builds its index, refusing a redaction config that is not the one the
