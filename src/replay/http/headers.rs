@@ -7,6 +7,7 @@
 //! against the body's `name` (or `uri`), and each `Mcp-Param-*` value against the call's
 //! arguments (a missing one is not judged: replay holds no tool schemas).
 
+use std::io::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -74,8 +75,6 @@ impl Notes {
         }
     }
 }
-
-use std::io::Write as _;
 
 /// What the request's headers are checked against.
 #[derive(Debug, Default)]
