@@ -19,9 +19,9 @@
 //! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
 //! checks and the replay engine (index, session, schedule, miss diagnosis) are synchronous and
 //! pure: they read and write only the `Read`/`Write` they are handed. Tokio lives in
-//! `transport` (the child process), `client`, `record`, `commands`, and in replay only behind
-//! passthrough, whose runtime is started at the first forwarded miss so a plain replay never
-//! starts one.
+//! `transport` (the child process), `client`, `record`, `commands`, and in replay only in the
+//! HTTP front-end (`replay --listen`) and behind passthrough, whose runtime is started at the
+//! first forwarded miss so a plain stdio replay never starts one.
 
 pub(crate) mod atomic_file;
 pub mod cassette;

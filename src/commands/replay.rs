@@ -1,5 +1,6 @@
-//! `replay`: validate flags, build the index, serve it on stdio, report, map the outcome to an exit
-//! code (1 for a startup error; then per `--on-miss`).
+//! `replay`: validate flags, build the index, serve it on stdio (or over Streamable HTTP with
+//! `--listen`), report, map the outcome to an exit code (1 for a startup error; then per
+//! `--on-miss`).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,10 +11,14 @@ use anyhow::{anyhow, bail};
 use crate::cassette::{Reader, Transport};
 use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
+use crate::protocol::era::Era;
 use crate::redact::{RedactConfig, check_config_hash};
+use crate::replay::http::headers::Notes;
+use crate::replay::http::{self, BODY_LIMIT, Options, Replay};
 use crate::replay::passthrough::{Appender, Passthrough};
 use crate::replay::session::Rules;
 use crate::replay::{Index, OnMiss, Session, stdio};
+use crate::transport::http::inbound::{self, Shutdown};
 
 pub fn run(args: ReplayArgs) -> ExitCode {
     match replay(args) {
@@ -38,7 +43,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             args.timing
         );
     }
-    if args.listen.is_some() {
+    if let Some(listen) = args.listen.clone() {
         let reader = Reader::open(&args.cassette)?;
         if reader.header().transport() == Transport::Stdio {
             bail!(
@@ -46,9 +51,8 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
                 args.cassette.display()
             );
         }
-        bail!(
-            "replay --listen is not available in this build yet; replay the cassette on stdio (without --listen)"
-        );
+        drop(reader);
+        return replay_http(args, &listen, on_miss);
     }
     if args.timing != "none" {
         bail!(
@@ -67,23 +71,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         None
     };
 
-    let config = match &args.redact_config {
-        Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
-        None => None,
-    };
-    let given_hash = config.as_ref().and_then(RedactConfig::hash);
-    let redactor = Rules::new(config);
-    let index = build_index(&args.cassette, &args.volatile, given_hash.as_deref())?;
-    for warning in &index.warnings {
-        if warning.starts_with("mcp-cassette") {
-            eprintln!("{warning}");
-        } else {
-            eprintln!(
-                "mcp-cassette replay: {}: {warning}; serving it anyway (mcp-cassette lint reports this as an error)",
-                args.cassette.display()
-            );
-        }
-    }
+    let (index, redactor) = load(&args)?;
     let mut passthrough = live_target.map(|target| {
         let recorded_redaction = index.redact_requests.then(|| redactor.clone());
         let appender = Appender::new(
@@ -109,6 +97,116 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     .map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
     stdio::report(&session, passthrough.as_ref(), &mut diag);
     Ok(stdio::exit_code(&session, passthrough.as_ref()))
+}
+
+/// The redaction rules and the index, with the index's warnings on stderr.
+fn load(args: &ReplayArgs) -> anyhow::Result<(Index, Rules)> {
+    let config = match &args.redact_config {
+        Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
+        None => None,
+    };
+    let given_hash = config.as_ref().and_then(RedactConfig::hash);
+    let redactor = Rules::new(config);
+    let index = build_index(&args.cassette, &args.volatile, given_hash.as_deref())?;
+    for warning in &index.warnings {
+        if warning.starts_with("mcp-cassette") {
+            eprintln!("{warning}");
+        } else {
+            eprintln!(
+                "mcp-cassette replay: {}: {warning}; serving it anyway (mcp-cassette lint reports this as an error)",
+                args.cassette.display()
+            );
+        }
+    }
+    Ok((index, redactor))
+}
+
+/// `replay --listen`: the cassette served over Streamable HTTP until SIGINT or SIGTERM.
+fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Result<u8> {
+    let (index, redactor) = load(&args)?;
+    let (era, era_name) = match index.header.effective_era() {
+        Era::Legacy => (EraChoice::Legacy, "legacy"),
+        Era::Modern => (EraChoice::Modern, "modern"),
+    };
+    // The live server: a lone http(s) URL is an HTTP endpoint, anything else a command.
+    let live_target = if on_miss == OnMiss::Passthrough {
+        match args.command.as_slice() {
+            [] => bail!(
+                "replay --listen --on-miss passthrough needs the real server command: mcp-cassette replay <cassette> --listen <host:port> --on-miss passthrough -- <server command...>"
+            ),
+            [url] if url.starts_with("http://") || url.starts_with("https://") => {
+                Some(Target::from_command(&[], Some(url), era_name)?)
+            }
+            command => Some(Target::stdio(command, era)?),
+        }
+    } else {
+        None
+    };
+    let passthrough = live_target.map(|target| {
+        let recorded_redaction = index.redact_requests.then(|| redactor.clone());
+        let appender = Appender::new(
+            &args.cassette,
+            index.header.started_at(),
+            index.highest_live,
+            recorded_redaction,
+        );
+        Passthrough::new(target, ClientOptions::default(), appender)
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow!("replay: failed to start the async runtime: {e}"))?;
+    let shutdown = Shutdown::new();
+    let options = Options {
+        on_miss,
+        paced: args.timing == "recorded",
+        body_limit: BODY_LIMIT,
+    };
+    let replay = Arc::new(Replay::new(
+        Arc::new(index),
+        redactor,
+        options,
+        passthrough,
+        Notes::new(Box::new(std::io::stderr())),
+        shutdown.clone(),
+    ));
+    let path = args.cassette.display().to_string();
+    runtime.block_on(async {
+        // Handlers first: a harness may signal as soon as it has read the URL line.
+        let stop = signals(shutdown)?;
+        let listening = inbound::bind(listen)
+            .await
+            .map_err(|e| anyhow!("replay: {e}"))?;
+        for line in replay.start_lines(&path, &listening) {
+            replay.notes().note(&line);
+        }
+        tokio::spawn(stop);
+        http::serve(listening, Arc::clone(&replay)).await;
+        anyhow::Ok(())
+    })?;
+    drop(runtime);
+    let finished = replay.finish();
+    for line in &finished.lines {
+        replay.notes().note(line);
+    }
+    Ok(finished.code)
+}
+
+/// SIGINT or SIGTERM starts the shutdown. The handlers are installed here, at once; the
+/// returned future waits for the first signal.
+fn signals(shutdown: Shutdown) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let install =
+        |kind| signal(kind).map_err(|e| anyhow!("replay: failed to install a signal handler: {e}"));
+    let mut int = install(SignalKind::interrupt())?;
+    let mut term = install(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+        shutdown.trigger();
+    })
 }
 
 /// Reads the cassette and builds its index, refusing a redaction config that is not the one the

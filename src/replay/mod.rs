@@ -12,15 +12,16 @@
 //! - [`miss`] explains a request nothing answered, using [`diff`] for the nearest recording;
 //! - [`volatile`] parses declared-volatile fields.
 //!
-//! Front-ends move bytes: [`stdio`] serves stdin/stdout (and [`passthrough`] forwards misses to the
-//! real server and appends what it answered). An HTTP front-end reuses the same session.
+//! Front-ends move bytes: [`stdio`] serves stdin/stdout, [`http`] serves Streamable HTTP (one
+//! session per client session), and [`passthrough`] forwards misses to the real server and
+//! appends what it answered.
 //!
 //! # Layering
 //!
 //! Imports inside `replay` point one way only, down this list: a module may use any module below
 //! it, never one above (tests excepted).
 //!
-//! 1. the front-ends, [`stdio`] and [`passthrough`] (passthrough still borrows stdio's line
+//! 1. the front-ends, [`stdio`], [`http`] and [`passthrough`] (passthrough still borrows stdio's line
 //!    reader; that goes with its move onto the one MCP client);
 //! 2. [`session`]: per-session state and matching (with `rekey` beside it);
 //! 3. [`miss`]: explaining a miss;
@@ -35,6 +36,7 @@
 
 pub mod diff;
 pub mod fingerprint;
+pub mod http;
 pub mod index;
 pub mod miss;
 pub mod passthrough;

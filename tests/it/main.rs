@@ -17,4 +17,5 @@ mod record;
 mod record_http;
 mod redact;
 mod replay;
+mod replay_http;
 mod sarif;

@@ -20,7 +20,7 @@ use crate::record::recorder::Tap;
 use crate::transport::http::sse;
 
 /// What watches an answer go by.
-pub trait Observer: Send + 'static {
+pub(super) trait Observer: Send + 'static {
     /// Bytes about to go to the client.
     fn data(&mut self, bytes: &[u8]);
     /// The body ended, whole or not; called once.
@@ -28,7 +28,7 @@ pub trait Observer: Send + 'static {
 }
 
 /// Nothing to capture (DELETE, an HTML page, a compressed answer).
-pub struct Ignore;
+pub(super) struct Ignore;
 
 impl Observer for Ignore {
     fn data(&mut self, _: &[u8]) {}
@@ -36,7 +36,7 @@ impl Observer for Ignore {
 }
 
 /// A JSON answer: one message, captured when the body is complete.
-pub struct JsonAnswer {
+pub(super) struct JsonAnswer {
     tap: Tap,
     /// The status to record beside it, when the exchange does not imply it.
     status: Option<u16>,
@@ -44,7 +44,7 @@ pub struct JsonAnswer {
 }
 
 impl JsonAnswer {
-    pub fn new(tap: Tap, status: Option<u16>) -> JsonAnswer {
+    pub(super) fn new(tap: Tap, status: Option<u16>) -> JsonAnswer {
         JsonAnswer {
             tap,
             status,
@@ -76,7 +76,7 @@ impl Observer for JsonAnswer {
 
 /// An SSE answer: parsed as it streams, each event's data handed to the recorder as it
 /// completes, one `chunks` entry when the stream ends.
-pub struct EventStream {
+pub(super) struct EventStream {
     tap: Tap,
     key: u64,
     /// `None` once the stream broke the parser's limit: the rest is relayed, not recorded.
@@ -85,7 +85,7 @@ pub struct EventStream {
 }
 
 impl EventStream {
-    pub fn new(tap: Tap, key: u64) -> EventStream {
+    pub(super) fn new(tap: Tap, key: u64) -> EventStream {
         EventStream {
             tap,
             key,
@@ -117,10 +117,10 @@ impl Observer for EventStream {
 }
 
 /// Ends a body early: the proxy is shutting down.
-pub type Stop = Pin<Box<dyn Future<Output = ()> + Send + Sync>>;
+pub(super) type Stop = Pin<Box<dyn Future<Output = ()> + Send + Sync>>;
 
 /// The upstream body, relayed frame by frame, seen by `O` on the way.
-pub struct Relay<O: Observer> {
+pub(super) struct Relay<O: Observer> {
     inner: Incoming,
     observer: O,
     stop: Option<Stop>,
@@ -130,7 +130,7 @@ pub struct Relay<O: Observer> {
 impl<O: Observer> Relay<O> {
     /// `stop`, when given, ends the body when it resolves (streams held open by the upstream
     /// must not outlive the proxy's shutdown).
-    pub fn new(inner: Incoming, observer: O, stop: Option<Stop>) -> Relay<O> {
+    pub(super) fn new(inner: Incoming, observer: O, stop: Option<Stop>) -> Relay<O> {
         Relay {
             inner,
             observer,

@@ -26,7 +26,7 @@ fn hop_by_hop(name: &str) -> bool {
 /// asking for an unencoded answer. The recorder must read every answer to capture it, and this
 /// build decodes no content coding, so it asks for `identity` in place of whatever the client
 /// accepts; the client gets the same answer, uncompressed.
-pub fn upstream_request(from: &HeaderMap) -> HeaderMap {
+pub(super) fn upstream_request(from: &HeaderMap) -> HeaderMap {
     let mut to = HeaderMap::with_capacity(from.len() + 1);
     for (name, value) in from {
         if hop_by_hop(name.as_str()) || name == header::ACCEPT_ENCODING {
@@ -42,7 +42,7 @@ pub fn upstream_request(from: &HeaderMap) -> HeaderMap {
 }
 
 /// A content coding other than `identity` on an answer, if any.
-pub fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
+pub(super) fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
     headers
         .get(header::CONTENT_ENCODING)
         .filter(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
@@ -51,7 +51,7 @@ pub fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
 /// The headers of an upstream answer as they go to the client: verbatim, less the hop-by-hop
 /// set and a `content-encoding: identity` that claims nothing. A real coding (an upstream that
 /// compressed although asked not to) is kept with the bytes it describes.
-pub fn client_response(from: &HeaderMap) -> HeaderMap {
+pub(super) fn client_response(from: &HeaderMap) -> HeaderMap {
     let mut to = HeaderMap::with_capacity(from.len());
     for (name, value) in from {
         if hop_by_hop(name.as_str())
@@ -67,14 +67,14 @@ pub fn client_response(from: &HeaderMap) -> HeaderMap {
 
 /// What an answer's body is, by its `content-type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyKind {
+pub(super) enum BodyKind {
     Json,
     EventStream,
     /// Anything else (an HTML error page, plain text): relayed, never captured.
     Other,
 }
 
-pub fn body_kind(headers: &HeaderMap) -> BodyKind {
+pub(super) fn body_kind(headers: &HeaderMap) -> BodyKind {
     let Some(value) = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -439,8 +439,11 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         shapes,
         task_ids,
         highest_live,
+        standalone_streams,
         ..
     } = rec;
+    let statuses: Vec<Option<u16>> = servers.iter().map(|item| item.status).collect();
+    let times: Vec<u64> = servers.iter().map(|item| item.t).collect();
     // From here on only each server frame's recording is needed: keep 48 bytes a frame, not the
     // whole item, while the pairs are built beside it.
     let mut recs: Vec<Option<Recorded>> = servers.into_iter().map(|item| item.rec).collect();
@@ -470,6 +473,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         volatile,
         warnings,
         highest_live,
+        standalone_streams,
     };
     // Every request lands in `corpus` or `unanswered`, most of them with a pair: sized once
     // rather than grown by doubling.
@@ -505,15 +509,22 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             index.corpus.push(corpus);
             continue;
         }
+        let mut status = None;
+        let mut chunk_t: Box<[u64]> = Box::default();
         let answer = match replies.of[r] {
-            Some(Reply::Frame(s)) => recs[s].take().map(Answer::Frame),
-            Some(Reply::Stream(st)) => Some(Answer::Stream(
-                streams[st]
+            Some(Reply::Frame(s)) => {
+                status = statuses[s];
+                recs[s].take().map(Answer::Frame)
+            }
+            Some(Reply::Stream(st)) => {
+                let (frames, t): (Vec<Recorded>, Vec<u64>) = streams[st]
                     .frames
                     .iter()
-                    .filter_map(|&s| recs[s].take())
-                    .collect(),
-            )),
+                    .filter_map(|&s| recs[s].take().map(|rec| (rec, times[s])))
+                    .unzip();
+                chunk_t = t.into_boxed_slice();
+                Some(Answer::Stream(frames))
+            }
             None => None,
         };
         let Some(answer) = answer else {
@@ -537,6 +548,8 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             answer,
             anchor: r,
             progress,
+            status,
+            chunk_t,
         });
         pair_fps.push(fp as u32);
         index.corpus.push(corpus);

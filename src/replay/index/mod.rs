@@ -47,6 +47,11 @@ pub struct Pair {
     /// The recorded request's `_meta.progressToken` (JSON text): its progress notifications
     /// are re-addressed to the live request's token.
     pub progress: Option<Box<str>>,
+    /// The recorded HTTP status of a single-frame answer, when it was not the default (200).
+    pub status: Option<u16>,
+    /// A streamed answer's chunk times (`t`, one per frame of [`Answer::Stream`]); empty for a
+    /// single-frame answer. The HTTP front-end spaces chunks by them under `--timing recorded`.
+    pub chunk_t: Box<[u64]>,
 }
 
 /// A recorded `subscriptions/listen` and the acknowledgment that answered it.
@@ -121,6 +126,8 @@ pub struct Index {
     pub warnings: Vec<String>,
     /// The highest `live-N` id in the file (0 when none): passthrough continues from it.
     pub highest_live: u64,
+    /// How many standalone GET streams (`via:"get"`) the recording holds; the first is served.
+    pub standalone_streams: usize,
 }
 
 /// Why an index could not be built.

@@ -54,6 +54,8 @@ pub(super) struct ServerItem {
     pub(super) id: Option<Box<str>>,
     pub(super) tag: Option<Box<str>>,
     pub(super) stream: Option<usize>,
+    /// The entry's recorded `http.status`, when the HTTP status was not the default one.
+    pub(super) status: Option<u16>,
 }
 
 impl ServerItem {
@@ -72,6 +74,7 @@ impl ServerItem {
             tag: rec.spans().tag().map(|(_, id)| id_key(id).into()),
             rec: Some(rec),
             stream,
+            status: None,
         }
     }
 
@@ -117,6 +120,8 @@ pub(super) struct Recording {
     pub(super) warnings: Vec<String>,
     /// The highest `live-N` id (0 when none).
     pub(super) highest_live: u64,
+    /// How many standalone GET streams (`via:"get"`) were recorded.
+    pub(super) standalone_streams: usize,
 }
 
 impl Recording {
@@ -130,7 +135,9 @@ impl Recording {
         let mut methods: LookupMap<String, Arc<str>> = LookupMap::default();
         let mut warned_types: LookupSet<String> = LookupSet::default();
         for (n, entry) in entries.into_iter().enumerate() {
-            let Entry { t, dir, kind, .. } = entry?;
+            let entry = entry?;
+            let status = http_status(&entry);
+            let Entry { t, dir, kind, .. } = entry;
             rec.highest_live = rec.highest_live.max(highest_live_in(&kind));
             match (dir, kind) {
                 (Some(Dir::C2s), EntryKind::Frame(frame))
@@ -149,7 +156,9 @@ impl Recording {
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     rec.order.push(InOrder::Server(rec.servers.len()));
-                    rec.servers.push(ServerItem::new(t, n, -1, &frame, None));
+                    let mut item = ServerItem::new(t, n, -1, &frame, None);
+                    item.status = status;
+                    rec.servers.push(item);
                 }
                 (
                     dir,
@@ -160,6 +169,7 @@ impl Recording {
                     },
                 ) => {
                     rec.observed.chunks(via_get);
+                    rec.standalone_streams += usize::from(via_get && dir == Some(Dir::S2c));
                     if dir == Some(Dir::S2c) {
                         rec.stream(n, if via_get { None } else { id }, chunks);
                     }
@@ -289,6 +299,17 @@ fn shaped_params(volatile: &VolatileSet, method: &str, frame: &Frame) -> Option<
         volatile.drop_from(method, p);
     }
     params
+}
+
+/// An entry's `http.status` (`{"http":{"status":N}}`), when it holds a valid HTTP status code.
+fn http_status(entry: &Entry) -> Option<u16> {
+    let http = entry.object().get("http")?;
+    let value: Value = serde_json::from_str(http).ok()?;
+    value
+        .get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|s| (100..=599).contains(s))
 }
 
 /// The highest `N` of the `live-N` ids an entry carries, 0 when none.

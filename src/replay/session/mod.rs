@@ -87,6 +87,9 @@ pub struct Exchange {
     /// Server frames the recording put right after this answer.
     pub after: Vec<Outbound>,
     pub outcome: Outcome,
+    /// The recorded pair that answered (an index into [`Index::pairs`]), when one did: the HTTP
+    /// front-end reads how it was answered (a stream, a status) from there.
+    pub pair: Option<usize>,
 }
 
 impl Exchange {
@@ -97,6 +100,7 @@ impl Exchange {
             answer: None,
             after: Vec::new(),
             outcome: Outcome::Silent,
+            pair: None,
         }
     }
 
@@ -178,10 +182,12 @@ pub struct Session {
     on_miss: OnMiss,
     /// By recorded pair: answered already in this session.
     consumed: Vec<bool>,
-    /// By fingerprint: the next place in its pool to look.
-    fp_next: Vec<usize>,
-    /// By fingerprint: the next recorded listen.
-    listen_next: Vec<usize>,
+    /// By fingerprint: the next place in its pool to look. `u32` (pools are indexed by `u32`):
+    /// an HTTP replay keeps one of these per client session, a thousand sessions at once.
+    fp_next: Vec<u32>,
+    /// By fingerprint: the next recorded listen. Allocated at the session's first listen: most
+    /// sessions never open one.
+    listen_next: Vec<u32>,
     /// Warn mode's borrowing cursor, by method.
     method_next: HashMap<Box<str>, usize>,
     /// The scheduled server frames this session has released.
@@ -206,7 +212,7 @@ impl Session {
         Session {
             consumed: vec![false; index.pairs.len()],
             fp_next: vec![0; index.fp_info.len()],
-            listen_next: vec![0; index.fp_info.len()],
+            listen_next: Vec::new(),
             method_next: HashMap::new(),
             released: Released::new(&index.schedule),
             subs: Subscriptions::default(),
@@ -499,7 +505,7 @@ impl Session {
     fn take_exact(&mut self, fp: usize) -> Option<usize> {
         let pool = self.index.pool(fp);
         let cursor = &mut self.fp_next[fp];
-        while let Some(&p) = pool.get(*cursor) {
+        while let Some(&p) = pool.get(*cursor as usize) {
             *cursor += 1;
             let p = p as usize;
             if !self.consumed[p] {
@@ -526,8 +532,11 @@ impl Session {
 
     fn take_listen(&mut self, fp: usize) -> Option<usize> {
         let pool = self.index.listen_pool(fp);
+        if self.listen_next.is_empty() {
+            self.listen_next = vec![0; self.index.fp_info.len()];
+        }
         let cursor = &mut self.listen_next[fp];
-        let l = *pool.get(*cursor)?;
+        let l = *pool.get(*cursor as usize)?;
         *cursor += 1;
         Some(l as usize)
     }
@@ -590,6 +599,7 @@ impl Session {
             answer: Some(answer),
             after,
             outcome,
+            pair: Some(p),
         }
     }
 
@@ -614,6 +624,7 @@ impl Session {
             answer,
             after,
             outcome: Outcome::Subscribed,
+            pair: None,
         }
     }
 

@@ -227,6 +227,11 @@ pub enum BodyError {
 
 /// Reads a request body, refusing past `limit` bytes (the caller answers 413).
 pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    // A declared length over the limit is refused before a byte is read: the client may be
+    // waiting for an answer before it sends the rest.
+    if usize::try_from(hyper::body::Body::size_hint(&body).lower()).unwrap_or(usize::MAX) > limit {
+        return Err(BodyError::TooLarge { limit });
+    }
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => {

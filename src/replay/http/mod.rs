@@ -1,0 +1,233 @@
+//! The Streamable HTTP front-end: a cassette recorded over HTTP served back as an MCP server
+//! (`replay --listen`), on the same engine as [`super::stdio`].
+//!
+//! - [`routing`]: the POST/GET/DELETE matrix, one request in, one response out;
+//! - [`sessions`]: which pass through the recording answers a request (many client sessions at
+//!   once, each its own [`super::Session`] over the one shared index), and their expiry;
+//! - [`streams`]: streamed answers and the streams a session holds open;
+//! - [`headers`]: the lenient header checks, and where diagnostics go.
+//!
+//! The behaviour is documented in docs/http.md ("Replay server") and docs/replay.md.
+
+pub mod headers;
+pub mod routing;
+pub mod sessions;
+pub mod streams;
+
+use std::sync::{Arc, Mutex};
+
+use http::HeaderValue;
+
+use super::passthrough::Passthrough;
+use super::session::Rules;
+use super::{Index, OnMiss};
+use crate::protocol::era::Era;
+use crate::transport::http::inbound::{self, Listening, Shutdown};
+use headers::Notes;
+use sessions::{Sessions, Totals};
+
+/// Request bodies larger than this are answered 413 without being read whole.
+pub const BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// How a replay server is set up.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub on_miss: OnMiss,
+    /// `--timing recorded`: streamed answers spaced by their recorded gaps.
+    pub paced: bool,
+    pub body_limit: usize,
+}
+
+/// What every request handler shares.
+#[derive(Debug)]
+pub struct Replay {
+    index: Arc<Index>,
+    sessions: Sessions,
+    notes: Notes,
+    recorded: headers::Recorded,
+    on_miss: OnMiss,
+    paced: bool,
+    body_limit: usize,
+    /// A legacy recording with a standalone GET stream: GET is served.
+    get_served: bool,
+    /// A legacy recording whose server minted session ids: ids are minted, DELETE is served.
+    sessioned: bool,
+    /// The request that starts a session in this era.
+    handshake: &'static str,
+    allow: HeaderValue,
+    passthrough: Option<Arc<Mutex<Passthrough>>>,
+    shutdown: Shutdown,
+}
+
+/// What the server leaves behind when it stops: the stderr summary and the exit code.
+#[derive(Debug)]
+pub struct Finished {
+    pub lines: Vec<String>,
+    pub code: u8,
+}
+
+impl Replay {
+    pub fn new(
+        index: Arc<Index>,
+        rules: Rules,
+        options: Options,
+        passthrough: Option<Passthrough>,
+        notes: Notes,
+        shutdown: Shutdown,
+    ) -> Replay {
+        let era = index.header.effective_era();
+        let legacy = era == Era::Legacy;
+        let sessioned = legacy && index.header.sessioned();
+        let get_served = legacy && index.standalone_streams > 0;
+        let mut allow = Vec::new();
+        if get_served {
+            allow.push("GET");
+        }
+        allow.push("POST");
+        if sessioned {
+            allow.push("DELETE");
+        }
+        Replay {
+            sessions: Sessions::new(Arc::clone(&index), rules, options.on_miss, sessioned)
+                .with_get_stream(get_served),
+            recorded: headers::Recorded::read(&index, !legacy),
+            index,
+            notes,
+            on_miss: options.on_miss,
+            paced: options.paced,
+            body_limit: options.body_limit,
+            get_served,
+            sessioned,
+            handshake: if legacy {
+                "initialize"
+            } else {
+                "server/discover"
+            },
+            allow: HeaderValue::from_str(&allow.join(", "))
+                .unwrap_or(HeaderValue::from_static("POST")),
+            passthrough: passthrough.map(|p| Arc::new(Mutex::new(p))),
+            shutdown,
+        }
+    }
+
+    /// The lines written when the server starts (without the `mcp-cassette replay: ` prefix),
+    /// the URL line last: `serving <path> as a <era> server at <url>`.
+    pub fn start_lines(&self, path: &str, listening: &Listening) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !listening.is_loopback() {
+            lines.push(format!(
+                "WARNING listening on {}: reachable beyond this machine",
+                listening.host
+            ));
+        }
+        let requests = self.index.schedule.server_requests();
+        if requests > 0 {
+            lines.push(format!(
+                "{requests} server-initiated request(s) in the cassette are not replayed"
+            ));
+        }
+        let streamed = self
+            .index
+            .pairs
+            .iter()
+            .filter(|p| matches!(p.answer, super::index::Answer::Stream(_)))
+            .count();
+        if streamed > 0 {
+            lines.push(format!("{streamed} streamed answer(s) in the cassette"));
+        }
+        if self.index.standalone_streams > 1 {
+            lines.push(format!(
+                "{} standalone GET stream(s) recorded; only the first is served",
+                self.index.standalone_streams
+            ));
+        }
+        let era = self.index.header.effective_era().as_str();
+        lines.push(format!(
+            "serving {path} as a {era} server at {}",
+            listening.url()
+        ));
+        lines
+    }
+
+    pub fn notes(&self) -> &Notes {
+        &self.notes
+    }
+
+    /// Client sessions alive now.
+    pub fn live_sessions(&self) -> usize {
+        self.sessions.live()
+    }
+
+    /// Ends every session, closes the live server, and sums up.
+    pub fn finish(&self) -> Finished {
+        let Totals {
+            sessions,
+            misses,
+            borrowed,
+            undelivered,
+            mut lines,
+            unlisted,
+            ..
+        } = self.sessions.finish();
+        self.notes.finish();
+        let mut code = 0;
+        if unlisted > 0 {
+            lines.push(format!(
+                "{unlisted} more session(s) had something to report; the totals below count them"
+            ));
+        }
+        lines.push(format!("{sessions} client session(s) served"));
+        if misses > 0 {
+            lines.push(format!("{misses} fingerprint miss(es) across all sessions"));
+        }
+        if borrowed > 0 {
+            lines.push(format!(
+                "{borrowed} answer(s) borrowed from another recording of the same method across all sessions"
+            ));
+        }
+        if undelivered > 0 {
+            lines.push(format!(
+                "{undelivered} server-initiated frame(s) came due with no stream open to carry them"
+            ));
+        }
+        if let Some(passthrough) = &self.passthrough {
+            let mut live = passthrough.lock().unwrap_or_else(|p| p.into_inner());
+            live.close();
+            if misses > 0 {
+                let mut line = format!(
+                    "{} interaction(s) appended to {} (origin:\"live\")",
+                    live.appended,
+                    live.path().display()
+                );
+                if live.failures > 0 {
+                    line.push_str(&format!(", {} forward(s) FAILED", live.failures));
+                }
+                lines.push(line);
+            }
+            if live.failures > 0 {
+                code = 1;
+            }
+        }
+        if self.on_miss == OnMiss::Error && misses > 0 {
+            code = 1;
+        }
+        Finished { lines, code }
+    }
+}
+
+/// Serves until `shutdown` fires, then ends every held-open stream and lets connections drain.
+pub async fn serve(listening: Listening, replay: Arc<Replay>) {
+    let shutdown = replay.shutdown.clone();
+    let closer = {
+        let replay = Arc::clone(&replay);
+        tokio::spawn(async move {
+            replay.shutdown.wait().await;
+            replay.sessions.close_streams();
+        })
+    };
+    inbound::serve(listening.listener, shutdown, move |request| {
+        routing::handle(Arc::clone(&replay), request)
+    })
+    .await;
+    let _ = closer.await;
+}
