@@ -31,9 +31,3 @@ pub fn run(command: Command) -> ExitCode {
         Command::Rules(args) => rules::run(args),
     }
 }
-
-/// Prints a one-line refusal for a command that this build does not provide yet.
-fn not_built(what: &str) -> ExitCode {
-    eprintln!("mcp-cassette: {what} is not available in this build yet");
-    ExitCode::from(2)
-}

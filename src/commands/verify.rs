@@ -1,9 +1,126 @@
-//! `verify` (not available in this build yet).
+//! `verify`: re-fire a cassette's recorded requests at the live server and report what drifted
+//! (docs/verify.md). The pairing, following and classification are `crate::verify`'s; this file
+//! drives the one MCP client through them, prints, and picks the exit code.
+//!
+//! Exit codes: 0 every pair matched or its change was waived, 1 anything else (a pair that
+//! could not be answered included, e.g. after the server died), 2 nothing was fired: bad flags,
+//! a file that is not a cassette or holds nothing to verify, a server that cannot be reached.
 
+use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
-use crate::cli::VerifyArgs;
+use anyhow::Context as _;
+use serde_json::value::RawValue;
 
-pub fn run(_args: VerifyArgs) -> ExitCode {
-    super::not_built("verify")
+use crate::cli::VerifyArgs;
+use crate::client::{Client, ClientOptions, Target};
+use crate::report::terminal::{escape, escape_lines};
+use crate::verify::{Live, Options, Outcome, Plan, Summary, Verifier, render};
+
+/// Progress is shown (on a terminal) from this many pairs up.
+const PROGRESS_FROM: usize = 50;
+
+pub fn run(args: VerifyArgs) -> ExitCode {
+    match verify(&args) {
+        Ok(passed) => ExitCode::from(if passed { 0 } else { 1 }),
+        Err(err) => {
+            eprintln!("verify failed: {}", escape_lines(&format!("{err:#}")));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs the whole verification; `Ok(passed)` once a report was printed.
+fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
+    let options = Options::new(
+        &args.ignore,
+        &args.allow_changed_paths,
+        args.allow_all_changes,
+    )?;
+    let target = Target::from_command(&args.command, args.url.as_deref(), &args.era)?;
+    let plan = Plan::open(&args.cassette)?;
+    for note in &plan.notes {
+        eprintln!("{}", escape(note));
+    }
+    if plan.unanswered > 0 {
+        eprintln!(
+            "mcp-cassette: {} recorded request(s) have no recorded answer and are not re-fired",
+            plan.unanswered
+        );
+    }
+    if let Some((_, n)) = plan
+        .skipped
+        .iter()
+        .find(|(m, _)| m == "subscriptions/listen")
+    {
+        eprintln!(
+            "mcp-cassette: {n} subscriptions/listen request(s) are not re-fired (a subscription has no single answer to compare)"
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("failed to start the async runtime")?;
+    let outcomes = runtime.block_on(fire(&target, &plan, &options))?;
+    let report = if args.json {
+        render::json(&plan, &outcomes)
+    } else {
+        render::text(&plan, &outcomes)
+    };
+    let mut stdout = std::io::stdout().lock();
+    // A reader that went away (`| head`) is not a reason to change the verdict.
+    let _ = stdout
+        .write_all(report.as_bytes())
+        .and_then(|()| stdout.flush());
+    Ok(Summary::of(&outcomes).passed())
+}
+
+/// Connects and re-fires every pair in order. Only the connection can fail the run; a pair
+/// whose request fails is MISSING, and once the server is gone the rest are too.
+async fn fire(target: &Target, plan: &Plan, options: &Options) -> anyhow::Result<Vec<Outcome>> {
+    let mut client = Client::connect(target, ClientOptions::default()).await?;
+    let mut verifier = Verifier::new(plan, options);
+    let total = plan.pairs.len();
+    let progress = total >= PROGRESS_FROM && std::io::stderr().is_terminal();
+    let mut gone: Option<String> = None;
+    let mut outcomes = Vec::with_capacity(total);
+    for index in 0..total {
+        let prepared = verifier.prepare(index, client.era());
+        let live = match &gone {
+            Some(why) => Live::Failed(format!("not sent: {why}")),
+            None => {
+                let method = &plan.pairs[index].method;
+                let params = match prepared.params.map(RawValue::from_string).transpose() {
+                    Ok(params) => params,
+                    Err(err) => {
+                        outcomes.push(verifier.answer(
+                            index,
+                            prepared.followed,
+                            Live::Failed(format!("its params cannot be sent: {err}")),
+                        ));
+                        continue;
+                    }
+                };
+                match client.forward(method, params.as_deref()).await {
+                    Ok(line) => Live::Answer(line),
+                    Err(err) => {
+                        let message = err.to_string();
+                        if err.is_fatal() {
+                            gone = Some(message.clone());
+                        }
+                        Live::Failed(message)
+                    }
+                }
+            }
+        };
+        outcomes.push(verifier.answer(index, prepared.followed, live));
+        if progress && (index + 1 == total || (index + 1) % 25 == 0) {
+            eprint!("\rverify: {}/{total}", index + 1);
+        }
+    }
+    if progress {
+        eprint!("\r\x1b[K");
+    }
+    client.close().await;
+    Ok(outcomes)
 }

@@ -181,6 +181,20 @@ pub fn format_value(value: Option<&Value>, max: usize) -> String {
     kept
 }
 
+/// Splits a JSON Pointer into unescaped segments; `None` when it does not start with `/` (the empty
+/// pointer, the whole document, has no segments).
+pub fn split_pointer(pointer: &str) -> Option<Vec<String>> {
+    if pointer.is_empty() {
+        return Some(Vec::new());
+    }
+    let rest = pointer.strip_prefix('/')?;
+    Some(
+        rest.split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
+}
+
 /// Removes what a JSON Pointer (given as segments) names from `value`: an object member is
 /// deleted, an array element is replaced by the string `"[ignored]"` so that later elements keep
 /// their indices. A path that does not exist, or a non-numeric segment under an array, changes
@@ -226,7 +240,6 @@ fn array_index(segment: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::volatile::split_pointer;
     use serde_json::json;
 
     fn paths(a: Value, b: Value) -> Vec<String> {

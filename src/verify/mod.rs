@@ -1,0 +1,307 @@
+//! `verify`: re-fire a cassette's recorded requests at the live server and say exactly what
+//! drifted (docs/verify.md).
+//!
+//! The core is synchronous and pure; `commands::verify` drives it with the one MCP client:
+//!
+//! - [`plan`] reads a cassette into [`Pair`]s (request + recorded answer, `frame` or `chunks`)
+//!   and finds, on the recording alone, the server-minted values later requests reuse
+//!   ([`follow`]);
+//! - [`Verifier`] hands out each request to send (with followed values replaced by what the live
+//!   server minted) and classifies each live answer ([`compare`], after [`normalise`]);
+//! - [`render`] writes the text and JSON reports.
+//!
+//! The structural diff is [`crate::json::diff`], the one replay's miss diagnosis uses.
+
+pub mod compare;
+pub mod follow;
+pub mod normalise;
+pub mod plan;
+pub mod render;
+
+use serde_json::Value;
+
+pub use compare::{Class, Options, OptionsError, Payload};
+pub use follow::Followed;
+pub use plan::{Pair, Plan, PlanError};
+
+use crate::protocol::Era;
+use crate::protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION};
+use follow::Follower;
+
+/// What to send for one pair.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Params as raw JSON text (the recorded bytes when nothing had to change).
+    pub params: Option<String>,
+    /// Values followed into this request.
+    pub followed: Vec<Followed>,
+}
+
+/// How the live server answered one request.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// The answer frame, as received.
+    Answer(String),
+    /// No answer: the client's error (timeout, server gone), in its words.
+    Failed(String),
+}
+
+/// One pair's outcome.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Index into the plan's pairs.
+    pub pair: usize,
+    pub class: Class,
+    pub followed: Vec<Followed>,
+}
+
+/// Counts for the summary line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub matched: usize,
+    /// Every CHANGED pair, allowed or not.
+    pub changed: usize,
+    pub allowed: usize,
+    pub error_shape_changed: usize,
+    pub missing: usize,
+}
+
+impl Summary {
+    pub fn of(outcomes: &[Outcome]) -> Summary {
+        let mut s = Summary::default();
+        for o in outcomes {
+            match &o.class {
+                Class::Match => s.matched += 1,
+                Class::Changed { allowed, .. } => {
+                    s.changed += 1;
+                    s.allowed += usize::from(*allowed);
+                }
+                Class::ErrorShapeChanged(_) => s.error_shape_changed += 1,
+                Class::Missing(_) => s.missing += 1,
+            }
+        }
+        s
+    }
+
+    /// Whether the gate passes: every pair matched or its change was waived.
+    pub fn passed(&self) -> bool {
+        self.changed == self.allowed && self.error_shape_changed == 0 && self.missing == 0
+    }
+
+    /// `verify: N match, N changed[ (N allowed)], N error-shape-changed, N missing`.
+    pub fn line(&self) -> String {
+        let allowed = if self.allowed > 0 {
+            format!(" ({} allowed)", self.allowed)
+        } else {
+            String::new()
+        };
+        format!(
+            "verify: {} match, {} changed{allowed}, {} error-shape-changed, {} missing",
+            self.matched, self.changed, self.error_shape_changed, self.missing
+        )
+    }
+}
+
+/// Walks a plan pair by pair: [`Verifier::prepare`] what to send, then [`Verifier::answer`]
+/// with what came back, in order.
+#[derive(Debug)]
+pub struct Verifier<'a> {
+    plan: &'a Plan,
+    options: &'a Options,
+    follower: Follower,
+}
+
+impl<'a> Verifier<'a> {
+    pub fn new(plan: &'a Plan, options: &'a Options) -> Verifier<'a> {
+        Verifier {
+            plan,
+            options,
+            follower: Follower::default(),
+        }
+    }
+
+    /// The request for pair `index`, for a client speaking `era`.
+    pub fn prepare(&self, index: usize, era: Era) -> Prepared {
+        let pair = &self.plan.pairs[index];
+        let Some(text) = pair.params.as_deref() else {
+            return Prepared {
+                params: None,
+                followed: Vec::new(),
+            };
+        };
+        let follows = self.plan.links.uses.contains_key(&index);
+        // The recording's own identity keys would speak for the recording's client and protocol
+        // version; in the modern era the live client's own are sent instead.
+        let identity = era == Era::Modern && text.contains("io.modelcontextprotocol/");
+        if !follows && !identity {
+            return Prepared {
+                params: Some(text.to_owned()),
+                followed: Vec::new(),
+            };
+        }
+        let Ok(mut params) = serde_json::from_str::<Value>(text) else {
+            return Prepared {
+                params: Some(text.to_owned()),
+                followed: Vec::new(),
+            };
+        };
+        let (followed, mut changed) = self.follower.rewrite(&self.plan.links, index, &mut params);
+        if identity {
+            if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+                for key in [PROTOCOL_VERSION, CLIENT_INFO, CLIENT_CAPABILITIES] {
+                    changed |= meta.shift_remove(key).is_some();
+                }
+            }
+        }
+        Prepared {
+            params: Some(if changed {
+                params.to_string()
+            } else {
+                text.to_owned()
+            }),
+            followed,
+        }
+    }
+
+    /// Classifies the live answer to pair `index`.
+    pub fn answer(&mut self, index: usize, followed: Vec<Followed>, live: Live) -> Outcome {
+        let pair = &self.plan.pairs[index];
+        let recorded = serde_json::from_str::<Value>(&pair.answer)
+            .ok()
+            .and_then(Payload::from_frame);
+        let live = match live {
+            Live::Failed(message) => Err(message),
+            Live::Answer(line) => match serde_json::from_str::<Value>(&line) {
+                Err(err) => Err(format!("the answer could not be read: {err}")),
+                Ok(frame) => Payload::from_frame(frame)
+                    .ok_or_else(|| "the answer is neither a result nor an error".to_owned()),
+            },
+        };
+        self.follower.capture(
+            &self.plan.links,
+            index,
+            recorded.as_ref().and_then(Payload::result),
+            live.as_ref().ok().and_then(Payload::result),
+        );
+        let class = match (recorded, live) {
+            (_, Err(message)) => Class::Missing(message),
+            (None, Ok(_)) => Class::Missing(
+                "the recorded answer could not be read (nested deeper than this build reads)"
+                    .to_owned(),
+            ),
+            (Some(recorded), Ok(live)) => {
+                compare::classify(recorded, live, &self.follower, self.options)
+            }
+        };
+        Outcome {
+            pair: index,
+            class,
+            followed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::cassette::Reader;
+
+    fn plan(lines: &[&str]) -> Plan {
+        let text = lines.join("\n");
+        Plan::read(Reader::new(text.as_bytes(), Path::new("t")).unwrap()).unwrap()
+    }
+
+    const HEADER: &str = r#"{"type":"header","cassetteVersion":2,"recorder":"x","startedAt":"2026-01-01T00:00:00Z","transport":"stdio"}"#;
+
+    #[test]
+    fn a_task_sequence_follows_the_live_task_id() {
+        let p = plan(&[
+            HEADER,
+            r#"{"type":"frame","t":0,"dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"build","arguments":{"target":"x"}}}}"#,
+            r#"{"type":"frame","t":0,"dir":"s2c","frame":{"jsonrpc":"2.0","id":2,"result":{"resultType":"task","taskId":"task-rec-9","status":"working"}}}"#,
+            r#"{"type":"frame","t":0,"dir":"c2s","frame":{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"task-rec-9"}}}"#,
+            r#"{"type":"frame","t":0,"dir":"s2c","frame":{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","taskId":"task-rec-9","status":"working"}}}"#,
+        ]);
+        let options = Options::default();
+        let mut v = Verifier::new(&p, &options);
+        let first = v.prepare(0, Era::Modern);
+        assert_eq!(
+            first.params.as_deref(),
+            Some(r#"{"name":"build","arguments":{"target":"x"}}"#)
+        );
+        let o = v.answer(
+            0,
+            first.followed,
+            Live::Answer(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"task-0001","status":"working"}}"#
+                    .into(),
+            ),
+        );
+        assert_eq!(o.class, Class::Match);
+        let second = v.prepare(1, Era::Modern);
+        assert_eq!(second.params.as_deref(), Some(r#"{"taskId":"task-0001"}"#));
+        assert_eq!(second.followed.len(), 1);
+        let o = v.answer(
+            1,
+            second.followed,
+            Live::Answer(
+                r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","taskId":"task-0001","status":"working"}}"#
+                    .into(),
+            ),
+        );
+        assert_eq!(o.class, Class::Match);
+        assert_eq!(o.followed[0].live.as_deref(), Some("task-0001"));
+        let missing = v.answer(1, Vec::new(), Live::Failed("timeout".into()));
+        assert_eq!(missing.class, Class::Missing("timeout".into()));
+    }
+
+    #[test]
+    fn modern_identity_keys_are_the_live_clients() {
+        let p = plan(&[
+            HEADER,
+            r#"{"type":"frame","t":0,"dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}}}"#,
+            r#"{"type":"frame","t":0,"dir":"s2c","frame":{"jsonrpc":"2.0","id":2,"result":{}}}"#,
+        ]);
+        let options = Options::default();
+        let v = Verifier::new(&p, &options);
+        assert_eq!(
+            v.prepare(0, Era::Modern).params.as_deref(),
+            Some(r#"{"_meta":{"progressToken":1}}"#)
+        );
+        assert_eq!(
+            v.prepare(0, Era::Legacy).params.as_deref(),
+            Some(
+                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn summary_line_and_gate() {
+        let o = |class| Outcome {
+            pair: 0,
+            class,
+            followed: Vec::new(),
+        };
+        let s = Summary::of(&[
+            o(Class::Match),
+            o(Class::Changed {
+                entries: Vec::new(),
+                allowed: true,
+            }),
+        ]);
+        assert_eq!(
+            s.line(),
+            "verify: 1 match, 1 changed (1 allowed), 0 error-shape-changed, 0 missing"
+        );
+        assert!(s.passed());
+        let s = Summary::of(&[o(Class::Missing("x".into()))]);
+        assert_eq!(
+            s.line(),
+            "verify: 0 match, 0 changed, 0 error-shape-changed, 1 missing"
+        );
+        assert!(!s.passed());
+    }
+}
