@@ -83,6 +83,7 @@ async fn fire(target: &Target, plan: &Plan, options: &Options) -> anyhow::Result
     let total = plan.pairs.len();
     let progress = total >= PROGRESS_FROM && std::io::stderr().is_terminal();
     let mut gone: Option<String> = None;
+    let mut sent_at = tokio::time::Instant::now();
     let mut outcomes = Vec::with_capacity(total);
     for index in 0..total {
         let prepared = verifier.prepare(index, client.era());
@@ -101,6 +102,10 @@ async fn fire(target: &Target, plan: &Plan, options: &Options) -> anyhow::Result
                         continue;
                     }
                 };
+                if let Some(pause) = plan.pause_before(index) {
+                    tokio::time::sleep_until(sent_at + pause).await;
+                }
+                sent_at = tokio::time::Instant::now();
                 match client.forward(method, params.as_deref()).await {
                     Ok(line) => Live::Answer(line),
                     Err(err) => {

@@ -11,7 +11,10 @@
 //!   that looks like an identifier — at most [`MAX_MINTED_BYTES`] long, no whitespace, and not
 //!   letters alone (so `task-0001`, a UUID, `tiny://item/7` or `p2`, but never `working` or
 //!   `text`, which are vocabulary, not names) — and that no earlier request (nor the request it
-//!   answers) carried: the server said it first;
+//!   answers) carried: the server said it first. A listing (`tools/list`, `resources/list`,
+//!   any method ending in `/list`) mints only its `nextCursor`: the names it lists are the
+//!   server's published surface, stable by intent, so a renamed resource is drift to report,
+//!   not a value to follow;
 //! - a later recorded request whose params hold that exact string (a whole string leaf, anywhere
 //!   in params) **follows** it, from the latest pair whose answer minted it;
 //! - when re-firing, the follower carries the string the live server put at the same pointer of
@@ -76,6 +79,9 @@ pub struct Linker {
     minted: HashMap<String, Source>,
     /// Source index by (pair, pointer), so one source serves every follower.
     source_index: HashMap<(usize, Vec<String>), usize>,
+    /// Minted values the latest request followed: its answer echoing one does not mint it again
+    /// (a `tasks/get` answer names the task the `tools/call` minted).
+    followed_now: HashSet<String>,
     links: Links,
 }
 
@@ -83,11 +89,13 @@ impl Linker {
     /// A request (pair `pair`): its string leaves either follow a minted value or become
     /// client-said strings.
     pub fn request(&mut self, pair: usize, params: Option<&Value>) {
+        self.followed_now.clear();
         let Some(params) = params else { return };
         let mut leaves = Vec::new();
         string_leaves(params, &mut Vec::new(), &mut leaves);
         for (pointer, text) in leaves {
             if let Some(source) = self.minted.get(text) {
+                self.followed_now.insert(text.to_owned());
                 let key = (source.pair, source.pointer.clone());
                 let next = self.links.sources.len();
                 let index = *self.source_index.entry(key).or_insert(next);
@@ -110,12 +118,22 @@ impl Linker {
         }
     }
 
-    /// A recorded result (pair `pair`): strings the client never said are minted here.
-    pub fn response(&mut self, pair: usize, result: &Value) {
+    /// A recorded result (pair `pair`, answering `method`): strings the client never said are
+    /// minted here.
+    pub fn response(&mut self, pair: usize, method: &str, result: &Value) {
         let mut leaves = Vec::new();
-        string_leaves(result, &mut Vec::new(), &mut leaves);
+        if method.ends_with("/list") {
+            if let Some(cursor) = result.get("nextCursor").and_then(Value::as_str) {
+                leaves.push((vec!["nextCursor".to_owned()], cursor));
+            }
+        } else {
+            string_leaves(result, &mut Vec::new(), &mut leaves);
+        }
         for (pointer, text) in leaves {
-            if !looks_minted(text) || self.client_strings.contains(text) {
+            if !looks_minted(text)
+                || self.client_strings.contains(text)
+                || self.followed_now.contains(text)
+            {
                 continue;
             }
             self.minted
@@ -302,9 +320,26 @@ mod tests {
         let mut linker = Linker::default();
         for (i, (params, result)) in pairs.iter().enumerate() {
             linker.request(i, Some(params));
-            linker.response(i, result);
+            linker.response(i, "tools/call", result);
         }
         linker.finish()
+    }
+
+    #[test]
+    fn listings_mint_only_their_cursor() {
+        let mut linker = Linker::default();
+        linker.request(0, None);
+        linker.response(
+            0,
+            "resources/list",
+            &json!({"resources": [{"uri": "tiny://readme"}], "nextCursor": "c-2"}),
+        );
+        linker.request(1, Some(&json!({"uri": "tiny://readme"})));
+        linker.request(2, Some(&json!({"cursor": "c-2"})));
+        let l = linker.finish();
+        assert!(!l.uses.contains_key(&1));
+        assert_eq!(l.uses[&2][0].recorded, "c-2");
+        assert_eq!(l.sources[0].pointer, ["nextCursor"]);
     }
 
     #[test]
@@ -332,6 +367,8 @@ mod tests {
             }]
         );
         assert_eq!(l.uses[&2][0].pointer, ["taskId"]);
+        // The tasks/get answer echoes the id; the source stays the tools/call.
+        assert_eq!(l.sources.len(), 1);
         assert!(!l.uses.contains_key(&0));
         // "hi" was said by the client first; "working" is a word, not a name.
         assert!(!l.uses.contains_key(&3));

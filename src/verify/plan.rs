@@ -32,6 +32,8 @@ const LISTEN: &str = "subscriptions/listen";
 pub struct Pair {
     /// 1-based cassette line of the request.
     pub line: u64,
+    /// When the request was sent, in ms since the recording started.
+    pub t: u64,
     pub method: String,
     /// `method`, or `tools/call <tool name>`.
     pub label: String,
@@ -83,6 +85,7 @@ struct Params<'a> {
 /// A request waiting for its answer, by id key.
 struct Pending {
     line: u64,
+    t: u64,
     method: String,
     params: Option<Box<str>>,
 }
@@ -131,6 +134,7 @@ impl Plan {
                     order.push(None);
                     pending.entry(key).or_default().push(Pending {
                         line: entry.line,
+                        t: entry.t,
                         method: method.to_owned(),
                         params,
                     });
@@ -178,10 +182,11 @@ impl Plan {
             linker.request(index, params_value.as_ref());
             let answer_value: Option<Value> = serde_json::from_str(&answer).ok();
             if let Some(result) = answer_value.as_ref().and_then(|a| a.get("result")) {
-                linker.response(index, result);
+                linker.response(index, &pending.method, result);
             }
             plan.pairs.push(Pair {
                 line: pending.line,
+                t: pending.t,
                 method: pending.method,
                 label,
                 params: pending.params,
@@ -216,6 +221,25 @@ impl Plan {
         Ok(plan)
     }
 }
+
+impl Plan {
+    /// How long after the previous request pair `index` is re-fired: a task poll (`tasks/get`)
+    /// keeps its recorded distance from the request before it (at most [`MAX_POLL_PAUSE_MS`]),
+    /// because the state it reads depends on the time the task has had; everything else is
+    /// re-fired at once.
+    pub fn pause_before(&self, index: usize) -> Option<std::time::Duration> {
+        let pair = self.pairs.get(index)?;
+        let previous = self.pairs.get(index.checked_sub(1)?)?;
+        if pair.method != "tasks/get" {
+            return None;
+        }
+        let gap = pair.t.saturating_sub(previous.t).min(MAX_POLL_PAUSE_MS);
+        (gap > 0).then(|| std::time::Duration::from_millis(gap))
+    }
+}
+
+/// Longest recorded pause kept before a task poll.
+pub const MAX_POLL_PAUSE_MS: u64 = 10_000;
 
 /// Files a recorded answer with the latest unanswered request carrying its id.
 fn answer(
@@ -323,6 +347,27 @@ mod tests {
         assert_eq!(
             p.pairs[0].answer.as_ref(),
             r#"{"jsonrpc":"2.0","id":7,"result":{"n":3}}"#
+        );
+    }
+
+    #[test]
+    fn task_polls_keep_their_recorded_distance() {
+        let p = plan(&[
+            HEADER,
+            r#"{"type":"frame","t":100,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"b"}}}"#,
+            r#"{"type":"frame","t":110,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+            r#"{"type":"frame","t":1100,"dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"x"}}}"#,
+            r#"{"type":"frame","t":1110,"dir":"s2c","frame":{"jsonrpc":"2.0","id":2,"result":{}}}"#,
+            r#"{"type":"frame","t":99000,"dir":"c2s","frame":{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"x"}}}"#,
+            r#"{"type":"frame","t":99010,"dir":"s2c","frame":{"jsonrpc":"2.0","id":3,"result":{}}}"#,
+            r#"{"type":"frame","t":99900,"dir":"c2s","frame":{"jsonrpc":"2.0","id":4,"method":"ping"}}"#,
+            r#"{"type":"frame","t":99910,"dir":"s2c","frame":{"jsonrpc":"2.0","id":4,"result":{}}}"#,
+        ])
+        .unwrap();
+        let ms = |i| p.pause_before(i).map(|d| d.as_millis());
+        assert_eq!(
+            [ms(0), ms(1), ms(2), ms(3)],
+            [None, Some(1000), Some(10_000), None]
         );
     }
 

@@ -183,6 +183,7 @@ mod tests {
     fn pair(label: &str, line: u64) -> Pair {
         Pair {
             line,
+            t: 0,
             method: label.split(' ').next().unwrap_or(label).to_owned(),
             label: label.to_owned(),
             params: None,
