@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use serde_json::value::RawValue;
 
 use crate::cli::VerifyArgs;
-use crate::client::{Client, ClientOptions, Target};
+use crate::client::{Client, ClientOptions, EraChoice, Target};
 use crate::report::terminal::{escape, escape_lines};
 use crate::verify::{Live, Options, Outcome, Plan, Summary, Verifier, render};
 
@@ -37,8 +37,15 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
         &args.allow_changed_paths,
         args.allow_all_changes,
     )?;
-    let target = Target::from_command(&args.command, args.url.as_deref(), &args.era)?;
+    let mut target = Target::from_command(&args.command, args.url.as_deref(), &args.era)?;
     let plan = Plan::open(&args.cassette)?;
+    // `--era auto` speaks the era the cassette says it was recorded in: its answers were given
+    // in that era's shapes (docs/verify.md, "Eras").
+    if target.era() == EraChoice::Auto {
+        if let Some(era) = plan.era {
+            target = Target::from_command(&args.command, args.url.as_deref(), era.as_str())?;
+        }
+    }
     for note in &plan.notes {
         eprintln!("{}", escape(note));
     }

@@ -130,10 +130,10 @@ impl<'a> Verifier<'a> {
             };
         };
         let follows = self.plan.links.uses.contains_key(&index);
-        // The recording's own identity keys would speak for the recording's client and protocol
-        // version; in the modern era the live client's own are sent instead.
-        let identity = era == Era::Modern && text.contains("io.modelcontextprotocol/");
-        if !follows && !identity {
+        // The recording's envelope keys spoke for the recording's client and protocol version:
+        // the live client sends its own in the modern era, and none in the legacy era.
+        let envelope = text.contains("io.modelcontextprotocol/");
+        if !follows && !envelope {
             return Prepared {
                 params: Some(text.to_owned()),
                 followed: Vec::new(),
@@ -146,12 +146,8 @@ impl<'a> Verifier<'a> {
             };
         };
         let (followed, mut changed) = self.follower.rewrite(&self.plan.links, index, &mut params);
-        if identity {
-            if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
-                for key in [PROTOCOL_VERSION, CLIENT_INFO, CLIENT_CAPABILITIES] {
-                    changed |= meta.shift_remove(key).is_some();
-                }
-            }
+        if envelope {
+            changed |= strip_envelope(&mut params, era);
         }
         Prepared {
             params: Some(if changed {
@@ -199,6 +195,25 @@ impl<'a> Verifier<'a> {
             followed,
         }
     }
+}
+
+/// Removes the recorded modern envelope keys from `params._meta` (and a `_meta` left empty by
+/// that, in the legacy era, which has no envelope). Returns whether anything changed.
+fn strip_envelope(params: &mut Value, era: Era) -> bool {
+    let Some(members) = params.as_object_mut() else {
+        return false;
+    };
+    let Some(meta) = members.get_mut("_meta").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    let mut changed = false;
+    for key in [PROTOCOL_VERSION, CLIENT_INFO, CLIENT_CAPABILITIES] {
+        changed |= meta.shift_remove(key).is_some();
+    }
+    if changed && meta.is_empty() && era == Era::Legacy {
+        members.shift_remove("_meta");
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -258,7 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn modern_identity_keys_are_the_live_clients() {
+    fn recorded_envelope_keys_are_never_resent() {
         let p = plan(&[
             HEADER,
             r#"{"type":"frame","t":0,"dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}}}"#,
@@ -272,10 +287,11 @@ mod tests {
         );
         assert_eq!(
             v.prepare(0, Era::Legacy).params.as_deref(),
-            Some(
-                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":1}}"#
-            )
+            Some(r#"{"_meta":{"progressToken":1}}"#)
         );
+        let mut only = serde_json::json!({"a": 1, "_meta": {PROTOCOL_VERSION: "x"}});
+        assert!(strip_envelope(&mut only, Era::Legacy));
+        assert_eq!(only, serde_json::json!({"a": 1}));
     }
 
     #[test]

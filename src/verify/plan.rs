@@ -20,6 +20,7 @@ use super::follow::{Linker, Links};
 use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader};
 use crate::cassette::{Dir, volatile::Declaration};
 use crate::jsonrpc::{Frame, FrameKind};
+use crate::protocol::Era;
 use crate::redact::placeholder::contains_placeholder;
 
 /// Methods that are the lifecycle handshake: the live client performs its own.
@@ -55,6 +56,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Whether the header says the frames were redacted.
     pub redaction_applied: bool,
+    /// The era the header says the session was recorded in (absent: not stated).
+    pub era: Option<Era>,
     /// Labels of re-fired requests whose recorded params hold a redaction placeholder.
     pub placeholder_labels: Vec<String>,
     /// The header's `volatile` declarations, validated (docs/verify.md, "Declared volatility").
@@ -102,6 +105,7 @@ impl Plan {
         let header = reader.header();
         let mut plan = Plan {
             redaction_applied: header.redaction_applied(),
+            era: header.era(),
             volatile: declarations(header.volatile().as_ref())?,
             ..Plan::default()
         };
