@@ -13,3 +13,4 @@ mod record;
 mod redact;
 mod replay;
 mod sarif;
+mod verify;
