@@ -91,53 +91,63 @@ impl Linker {
     pub fn request(&mut self, pair: usize, params: Option<&Value>) {
         self.followed_now.clear();
         let Some(params) = params else { return };
-        let mut leaves = Vec::new();
-        string_leaves(params, &mut Vec::new(), &mut leaves);
-        for (pointer, text) in leaves {
-            if let Some(source) = self.minted.get(text) {
-                self.followed_now.insert(text.to_owned());
-                let key = (source.pair, source.pointer.clone());
-                let next = self.links.sources.len();
-                let index = *self.source_index.entry(key).or_insert(next);
-                if index == next {
-                    self.links.sources.push(source.clone());
-                    self.links
-                        .minted_by
-                        .entry(source.pair)
-                        .or_default()
-                        .push(index);
+        let Linker {
+            client_strings,
+            minted,
+            source_index,
+            links,
+            followed_now,
+        } = self;
+        string_leaves(params, &mut Vec::new(), &mut |pointer, text| {
+            let Some(source) = minted.get(text) else {
+                if text.len() <= MAX_MINTED_BYTES {
+                    client_strings.insert(text.to_owned());
                 }
-                self.links.uses.entry(pair).or_default().push(Use {
-                    pointer,
-                    recorded: text.to_owned(),
-                    source: index,
-                });
-            } else if text.len() <= MAX_MINTED_BYTES {
-                self.client_strings.insert(text.to_owned());
+                return;
+            };
+            followed_now.insert(text.to_owned());
+            let key = (source.pair, source.pointer.clone());
+            let next = links.sources.len();
+            let index = *source_index.entry(key).or_insert(next);
+            if index == next {
+                links.sources.push(source.clone());
+                links.minted_by.entry(source.pair).or_default().push(index);
             }
-        }
+            links.uses.entry(pair).or_default().push(Use {
+                pointer: pointer.to_vec(),
+                recorded: text.to_owned(),
+                source: index,
+            });
+        });
     }
 
     /// A recorded result (pair `pair`, answering `method`): strings the client never said are
     /// minted here.
     pub fn response(&mut self, pair: usize, method: &str, result: &Value) {
-        let mut leaves = Vec::new();
+        let Linker {
+            client_strings,
+            minted,
+            followed_now,
+            ..
+        } = self;
+        let mut mint = |pointer: &[String], text: &str| {
+            if looks_minted(text) && !client_strings.contains(text) && !followed_now.contains(text)
+            {
+                minted.insert(
+                    text.to_owned(),
+                    Source {
+                        pair,
+                        pointer: pointer.to_vec(),
+                    },
+                );
+            }
+        };
         if method.ends_with("/list") {
             if let Some(cursor) = result.get("nextCursor").and_then(Value::as_str) {
-                leaves.push((vec!["nextCursor".to_owned()], cursor));
+                mint(&["nextCursor".to_owned()], cursor);
             }
         } else {
-            string_leaves(result, &mut Vec::new(), &mut leaves);
-        }
-        for (pointer, text) in leaves {
-            if !looks_minted(text)
-                || self.client_strings.contains(text)
-                || self.followed_now.contains(text)
-            {
-                continue;
-            }
-            self.minted
-                .insert(text.to_owned(), Source { pair, pointer });
+            string_leaves(result, &mut Vec::new(), &mut mint);
         }
     }
 
@@ -155,25 +165,21 @@ pub fn looks_minted(text: &str) -> bool {
         && !text.chars().all(|c| c.is_ascii_alphabetic())
 }
 
-/// Every string leaf of `value` with its pointer, in document order.
-fn string_leaves<'v>(
-    value: &'v Value,
-    path: &mut Vec<String>,
-    out: &mut Vec<(Vec<String>, &'v str)>,
-) {
+/// Calls `each` with every string leaf of `value` and its pointer, in document order.
+fn string_leaves(value: &Value, path: &mut Vec<String>, each: &mut impl FnMut(&[String], &str)) {
     match value {
-        Value::String(s) => out.push((path.clone(), s)),
+        Value::String(s) => each(path, s),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.push(i.to_string());
-                string_leaves(item, path, out);
+                string_leaves(item, path, each);
                 path.pop();
             }
         }
         Value::Object(members) => {
             for (k, v) in members {
                 path.push(k.clone());
-                string_leaves(v, path, out);
+                string_leaves(v, path, each);
                 path.pop();
             }
         }

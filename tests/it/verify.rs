@@ -300,6 +300,39 @@ fn task_ids_the_live_server_mints_are_followed() {
     );
 }
 
+#[test]
+fn placeholders_in_re_fired_params_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("redacted.cassette.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"header","cassetteVersion":2,"recorder":"x","startedAt":"2026-01-01T00:00:00Z","transport":"stdio","redaction":{"applied":true}}"#,
+            "\n",
+            r#"{"type":"frame","t":1,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"[REDACTED:keyctx:0123abcd]"}}}}"#,
+            "\n",
+            r#"{"type":"frame","t":2,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"echo:[REDACTED:keyctx:0123abcd] #1"}]}}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let out = verify(&[&path.display().to_string()], "tiny", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "⚠ cassette was recorded with redaction: the params of 1 re-fired request(s) hold\n"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with(
+        "✓ MATCH    tools/call echo\nverify: 1 match, 0 changed, 0 error-shape-changed, 0 missing\n"
+    ));
+    // The same session without placeholders gets no warning.
+    let clean = verify(&[&cassette("verify/tiny.cassette.jsonl")], "tiny", &[]);
+    assert!(!stdout(&clean).contains('⚠'));
+}
+
 /// A setup failure: exit 2, `verify failed: …` on stderr, nothing on stdout.
 fn refused(out: &Output, message: &str) {
     assert_eq!(code(out), 2, "{}{}", stdout(out), stderr(out));
