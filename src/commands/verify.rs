@@ -13,9 +13,10 @@ use anyhow::Context as _;
 use serde_json::value::RawValue;
 
 use crate::cli::VerifyArgs;
-use crate::client::{Client, ClientOptions, EraChoice, Target};
+use crate::client::{Client, ClientOptions, Endpoint, EraChoice, Target};
+use crate::protocol::Era;
 use crate::report::terminal::{escape, escape_lines};
-use crate::verify::{Live, Options, Outcome, Plan, Summary, Verifier, render};
+use crate::verify::{Live, Options, Outcome, Plan, Summary, Verifier, headers, render};
 
 /// Progress is shown (on a terminal) from this many pairs up.
 const PROGRESS_FROM: usize = 50;
@@ -86,6 +87,22 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
 /// whose request fails is MISSING, and once the server is gone the rest are too.
 async fn fire(target: &Target, plan: &Plan, options: &Options) -> anyhow::Result<Vec<Outcome>> {
     let mut client = Client::connect(target, ClientOptions::default()).await?;
+    let called = headers::called_tools(plan);
+    if matches!(target.endpoint(), Endpoint::Url(_))
+        && client.era() == Era::Modern
+        && !called.is_empty()
+    {
+        // One listing, so the client knows the tools' x-mcp-header declarations before the
+        // first recorded call (docs/verify.md, "`--url`").
+        match client.list_all("tools/list", "tools").await {
+            Ok(tools) => {
+                for note in headers::invalid_declarations(&tools, &called) {
+                    eprintln!("{}", escape(&note));
+                }
+            }
+            Err(err) => eprintln!("{}", escape(&headers::listing_failed(&err.to_string()))),
+        }
+    }
     let mut verifier = Verifier::new(plan, options);
     let total = plan.pairs.len();
     let progress = total >= PROGRESS_FROM && std::io::stderr().is_terminal();

@@ -8,12 +8,14 @@
 //!   ([`follow`]);
 //! - [`Verifier`] hands out each request to send (with followed values replaced by what the live
 //!   server minted) and classifies each live answer ([`compare`], after [`normalise`]);
-//! - [`render`] writes the text and JSON reports.
+//! - [`render`] writes the text and JSON reports; [`headers`] says which called tools cannot
+//!   carry their `x-mcp-header` parameters over modern-era HTTP.
 //!
 //! The structural diff is [`crate::json::diff`], the one replay's miss diagnosis uses.
 
 pub mod compare;
 pub mod follow;
+pub mod headers;
 pub mod normalise;
 pub mod plan;
 pub mod render;
