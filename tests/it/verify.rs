@@ -95,6 +95,34 @@ fn a_cassette_the_reference_recorded_matches_the_server_it_was_recorded_from() {
 }
 
 #[test]
+fn every_reference_recorded_cassette_matches_its_own_replay() {
+    // Replay serves the recorded answers, so a cassette verified against its own replay must
+    // match pair for pair: pairing, following, normalising and diffing on real recorded shapes
+    // (progress tokens redacted to placeholders, a task sequence, server-initiated frames).
+    for (name, pairs) in [
+        ("reference/corpus-0.4/everything.cassette.jsonl", 42),
+        ("reference/corpus-0.4/filesystem.cassette.jsonl", 12),
+        ("reference/corpus-0.4/memory.cassette.jsonl", 11),
+        ("reference/corpus-0.4/seqthink.cassette.jsonl", 4),
+        ("reference/corpus-0.4/tiny.cassette.jsonl", 12),
+        ("reference/reference-0.8/poisoned-output.cassette.jsonl", 4),
+    ] {
+        let path = cassette(name);
+        let out = verify_cmd(
+            &[&path],
+            &[bin().to_owned(), "replay".to_owned(), path.clone()],
+            &[],
+        );
+        assert_eq!(code(&out), 0, "{name}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            summary(&out),
+            format!("verify: {pairs} match, 0 changed, 0 error-shape-changed, 0 missing"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn http_cassettes_are_compared_not_waved_through() {
     let http = cassette("verify/tiny.http.cassette.jsonl");
     let out = verify(&[&http], "tiny", &[]);
