@@ -5,6 +5,7 @@ as JSON, so a test can compare a direct session with one through `mcp-cassette r
 against a replay.
 
 usage: python py-client.py <scenario> <mode> -- <server command...>
+       python py-client.py <scenario> <mode> -- <http(s) URL>   (Streamable HTTP)
   mode: legacy | auto (auto probes server/discover first, then falls back to initialize)
 """
 
@@ -32,7 +33,10 @@ async def main() -> None:
     async def on_log(params) -> None:
         logs.append(params.level)
 
-    server = StdioServerParameters(command=command, args=command_args)
+    if command.startswith(("http://", "https://")) and not command_args:
+        server = command  # the SDK's Client takes a URL as a Streamable HTTP endpoint
+    else:
+        server = StdioServerParameters(command=command, args=command_args)
     out: dict = {"steps": []}
     async with Client(server, mode=mode, logging_callback=on_log) as client:
 

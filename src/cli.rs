@@ -11,7 +11,7 @@ use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 /// Record, replay, check and lint Model Context Protocol sessions.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-cassette", version, about, long_about = None)]
+#[command(name = "mcp-cassette", version = VERSION, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -22,7 +22,18 @@ impl Cli {
     /// clap prints and exits with its status.
     pub fn from_env() -> Self {
         let args: Vec<OsString> = std::env::args_os().collect();
-        Self::replay_only(&args).unwrap_or_else(|| Self::parse_from(args))
+        if let Some(cli) = Self::replay_only(&args) {
+            return cli;
+        }
+        match Self::try_parse_from(&args) {
+            Ok(cli) => cli,
+            Err(err) if !err.use_stderr() => err.exit(),
+            Err(err) => {
+                let _ = err.print();
+                let verb = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
+                std::process::exit(usage_exit_code(verb))
+            }
+        }
     }
 
     /// `mcp-cassette replay …` parsed by a command that knows only replay's arguments.
@@ -43,6 +54,27 @@ impl Cli {
         Some(Self {
             command: Command::Replay(replay),
         })
+    }
+}
+
+/// `--version`: ours, then what it reads and writes and whose behaviour it follows, so a bug
+/// report or a CI log says what a cassette made with it can be opened by.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (cassette format v1-v2, writes v2; contract snapshot v1; MCP 2024-11-05 to 2026-07-28;",
+    " compatible with the TypeScript mcp-cassette 0.10)"
+);
+
+/// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
+/// code each command already gives its other refusals, as the reference does, so a script
+/// tells "you called me wrong" apart from a verdict the same way for every kind of mistake
+/// (docs/cli.md). Help and `--version` exit 0.
+pub fn usage_exit_code(verb: &str) -> i32 {
+    match verb {
+        "check" | "snapshot" | "verify" | "redact" | "rules" => 2,
+        // record, replay, lint, and a command line with no known command (as the reference's
+        // argument parser exits).
+        _ => 1,
     }
 }
 
@@ -86,8 +118,9 @@ pub struct RecordArgs {
     /// Bind address of the HTTP recording proxy.
     #[arg(long = "listen", value_name = "host:port")]
     pub listen: Option<String>,
-    /// The stdio server command, after `--`.
-    #[arg(last = true, value_name = "command")]
+    /// The stdio server command, after `--` or simply last (everything from its first word on
+    /// belongs to the server, flags included), as the reference accepts it.
+    #[arg(trailing_var_arg = true, value_name = "command")]
     pub command: Vec<String>,
 }
 
@@ -110,8 +143,9 @@ pub struct ReplayArgs {
     /// A JSON Pointer into request params to ignore when matching, optionally `method:`-scoped.
     #[arg(long = "volatile", value_name = "decl")]
     pub volatile: Vec<String>,
-    /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough.
-    #[arg(last = true, value_name = "command")]
+    /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
+    /// after `--` or simply after the cassette.
+    #[arg(trailing_var_arg = true, value_name = "command")]
     pub command: Vec<String>,
 }
 
@@ -132,7 +166,7 @@ pub struct TargetArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// text, json or sarif.
+    /// text, json, sarif or markdown.
     #[arg(long = "format", value_name = "format", default_value = "text")]
     pub format: String,
     /// Same as --format json (takes precedence).
@@ -173,6 +207,9 @@ pub struct SnapshotArgs {
     /// Machine-readable diff (with --check).
     #[arg(long = "json")]
     pub json: bool,
+    /// text, json or markdown (with --check; --json takes precedence).
+    #[arg(long = "format", value_name = "format", default_value = "text")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]
@@ -286,6 +323,18 @@ mod tests {
             ],
             &["replay", "a.jsonl", "--redact-config", "r.json"],
             &["replay", "-"],
+            &["replay", "a.jsonl", "node", "server.js", "--port", "3"],
+            &["replay", "--", "a.jsonl"],
+            &["replay", "a.jsonl", "b.jsonl"],
+            &[
+                "replay",
+                "a.jsonl",
+                "--on-miss",
+                "passthrough",
+                "--",
+                "node",
+                "s.js",
+            ],
         ];
         for words in accepted {
             let args = args(words);
@@ -295,16 +344,13 @@ mod tests {
         }
         let refused: &[&[&str]] = &[
             &["replay"],
-            &["replay", "--", "a.jsonl"],
             &["replay", "--help"],
             &["replay", "-h"],
             &["replay", "--version"],
             &["replay", "-V"],
-            &["replay", "a.jsonl", "b.jsonl"],
             &["replay", "a.jsonl", "--on-miss"],
             &["replay", "a.jsonl", "--listen", "a", "--listen", "b"],
             &["replay", "a.jsonl", "--no-such-flag"],
-            &["replay", "a.jsonl", "node", "server.js"],
             &["--version"],
             &["help", "replay"],
             &["record", "-o", "a.jsonl", "--", "node"],

@@ -23,6 +23,8 @@ enum Format {
     Text,
     Json,
     Sarif,
+    /// A section of the GitHub Action's pull-request comment (docs/action.md).
+    Markdown,
 }
 
 /// The validated gates and format.
@@ -56,10 +58,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
             let text = match settings.format {
                 Format::Text => report::text::render(&report),
                 Format::Json => report::json::render(&report),
+                Format::Markdown => {
+                    report::markdown::check_section(&report, &report::text::render(&report))
+                }
                 Format::Sarif => match sarif_document(&args, &target, &report) {
                     Ok(text) => text,
                     Err(err) => {
-                        eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
+                        eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
                         return ExitCode::from(2);
                     }
                 },
@@ -72,7 +77,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             ExitCode::from(report.exit_code())
         }
         Err(err) => {
-            eprintln!("check failed: {}", escape_lines(&format!("{err:#}")));
+            eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
             ExitCode::from(2)
         }
     }
@@ -115,9 +120,10 @@ fn settings(args: &CheckArgs) -> Result<Settings, String> {
         (true, _) | (false, "json") => Format::Json,
         (false, "text") => Format::Text,
         (false, "sarif") => Format::Sarif,
+        (false, "markdown") => Format::Markdown,
         (false, other) => {
             return Err(format!(
-                "check: --format must be text, json or sarif (got '{other}')"
+                "check: --format must be text, json, sarif or markdown (got '{other}')"
             ));
         }
     };

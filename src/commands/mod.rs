@@ -31,3 +31,21 @@ pub fn run(command: Command) -> ExitCode {
         Command::Rules(args) => rules::run(args),
     }
 }
+
+/// An error and its causes on one line, `: `-separated, each cause once: an error whose own
+/// message already quotes its source (`failed to read x: No such file or directory (os error
+/// 2)`) would otherwise print the OS error twice, as `{:#}` does.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}

@@ -31,7 +31,7 @@ pub fn run(args: RedactArgs) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // Messages may quote config values or cassette text; none may print a secret.
-            let (message, _) = Redactor::builtin().redact_text(&format!("{e:#}"));
+            let (message, _) = Redactor::builtin().redact_text(&super::error_text(&e));
             eprintln!("redact failed: {message}");
             ExitCode::from(2)
         }

@@ -20,13 +20,25 @@ use crate::cli::SnapshotArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
+use crate::report::markdown::drift_section;
 use crate::report::terminal::escape_lines;
+
+/// Output formats of `snapshot --check`.
+enum Format {
+    Text,
+    Json,
+    /// A section of the GitHub Action's pull-request comment (docs/action.md).
+    Markdown,
+}
 
 pub fn run(args: SnapshotArgs) -> ExitCode {
     match run_inner(&args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("snapshot failed: {}", escape_lines(&format!("{err:#}")));
+            eprintln!(
+                "snapshot failed: {}",
+                escape_lines(&super::error_text(&err))
+            );
             ExitCode::from(2)
         }
     }
@@ -38,6 +50,14 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             "--fail-on must be \"breaking\" or \"dangerous\" (got \"{}\")",
             args.fail_on
         );
+    };
+    let format = match (args.json, args.format.as_str()) {
+        (true, _) | (false, "json") => Format::Json,
+        (false, "text") => Format::Text,
+        (false, "markdown") => Format::Markdown,
+        (false, other) => {
+            bail!("--format must be \"text\", \"json\" or \"markdown\" (got \"{other}\")")
+        }
     };
     let t = &args.target;
     let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
@@ -67,10 +87,10 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         Some(stored) => {
             let changes = diff_contracts(&stored, &live);
             let failed = should_fail(&changes, fail_on);
-            let body = if args.json {
-                json_report(&changes, fail_on)
-            } else {
-                text_report(&changes, fail_on)
+            let body = match format {
+                Format::Text => text_report(&changes, fail_on),
+                Format::Json => json_report(&changes, fail_on),
+                Format::Markdown => drift_section(&changes, fail_on, &file.display().to_string()),
             };
             // A reader that went away (`| head`) does not change the verdict.
             let _ = stdout

@@ -25,7 +25,7 @@ pub fn run(args: VerifyArgs) -> ExitCode {
     match verify(&args) {
         Ok(passed) => ExitCode::from(if passed { 0 } else { 1 }),
         Err(err) => {
-            eprintln!("verify failed: {}", escape_lines(&format!("{err:#}")));
+            eprintln!("verify failed: {}", escape_lines(&super::error_text(&err)));
             ExitCode::from(2)
         }
     }

@@ -15,10 +15,12 @@
 //! classified, because a change behind a reference cannot be localised and silence there is
 //! not evidence of safety.
 //!
-//! A new property that is also listed in `required` yields exactly one finding,
-//! `input-property-added-required`; `input-property-became-required` is kept for a property
-//! that already existed (or that `required` names without declaring it). The reference's 0.4
-//! code reported both for the one change; see docs/contract.md for why we do not.
+//! A new property that is also listed in `required` yields both `input-property-became-required`
+//! and `input-property-added-required`, as the reference reports it, so a policy written against
+//! either id sees the change (docs/contract.md). A `type` that disappears is a loosening
+//! (`input-property-type-removed`, `input-schema-type-removed`, minor); one that appears is a
+//! tightening, reported as a type change from `any`. No JavaScript word (`undefined`) reaches
+//! a message.
 //!
 //! The rug pull: a changed description that trips a lint rule carrying a SAFE-MCP technique
 //! which the approved wording did not trip is `tool-description-poisoned` (dangerous) instead
@@ -86,13 +88,15 @@ pub mod rule {
     pub const INPUT_PROPERTY_ADDED_REQUIRED: &str = "input-property-added-required";
     pub const INPUT_PROPERTY_ADDED_OPTIONAL: &str = "input-property-added-optional";
     pub const INPUT_PROPERTY_TYPE_CHANGED: &str = "input-property-type-changed";
+    pub const INPUT_PROPERTY_TYPE_REMOVED: &str = "input-property-type-removed";
+    pub const INPUT_SCHEMA_TYPE_REMOVED: &str = "input-schema-type-removed";
     pub const INPUT_PROPERTY_DEFAULT_CHANGED: &str = "input-property-default-changed";
     pub const INPUT_ENUM_VALUE_REMOVED: &str = "input-enum-value-removed";
     pub const INPUT_ENUM_VALUE_ADDED: &str = "input-enum-value-added";
 }
 
 /// Every drift rule id with its tier.
-pub const RULES: [(&str, Tier); 19] = [
+pub const RULES: [(&str, Tier); 21] = [
     (rule::TOOL_REMOVED, Tier::Breaking),
     (rule::INPUT_PROPERTY_REMOVED, Tier::Breaking),
     (rule::INPUT_PROPERTY_BECAME_REQUIRED, Tier::Breaking),
@@ -109,6 +113,8 @@ pub const RULES: [(&str, Tier); 19] = [
     (rule::TOOL_DESCRIPTION_POISONED, Tier::Dangerous),
     (rule::TOOL_ADDED, Tier::Minor),
     (rule::INPUT_PROPERTY_BECAME_OPTIONAL, Tier::Minor),
+    (rule::INPUT_PROPERTY_TYPE_REMOVED, Tier::Minor),
+    (rule::INPUT_SCHEMA_TYPE_REMOVED, Tier::Minor),
     (rule::TOOL_DESCRIPTION_CHANGED, Tier::Info),
     (rule::TOOL_ANNOTATIONS_CHANGED, Tier::Info),
     (rule::INPUT_ANNOTATION_CHANGED, Tier::Info),
@@ -293,6 +299,15 @@ fn diff_description(
 /// unclassified (breaking) at its pointer rather than walked.
 pub const MAX_WALK_DEPTH: usize = 48;
 
+/// A schema `type` as the messages print it: `string`, `string,null` for a list (as the
+/// reference prints one), `any` when there is none.
+fn type_name(v: Option<&Value>) -> String {
+    match v {
+        None => "any".to_owned(),
+        Some(v) => stringify::display(Some(v)),
+    }
+}
+
 fn stable_or_null(v: Option<&Value>) -> String {
     v.map_or_else(|| "null".to_owned(), stable_stringify)
 }
@@ -422,14 +437,20 @@ impl Walk<'_> {
         let mut own = 0usize;
 
         if role == Role::Root && stable_or_null(o.get("type")) != stable_or_null(n.get("type")) {
-            self.push(
-                rule::INPUT_SCHEMA_TYPE_CHANGED,
-                format!(
-                    "schema type changed: {} → {}{here}",
-                    stringify::display(o.get("type")),
-                    stringify::display(n.get("type"))
+            match (o.get("type"), n.get("type")) {
+                (Some(was), None) => self.push(
+                    rule::INPUT_SCHEMA_TYPE_REMOVED,
+                    format!("schema type removed (was {}){here}", type_name(Some(was))),
                 ),
-            );
+                (was, now) => self.push(
+                    rule::INPUT_SCHEMA_TYPE_CHANGED,
+                    format!(
+                        "schema type changed: {} → {}{here}",
+                        type_name(was),
+                        type_name(now)
+                    ),
+                ),
+            }
             own += 1;
         }
 
@@ -441,10 +462,6 @@ impl Walk<'_> {
         );
         for name in &new_req {
             if old_req.contains(name) {
-                continue;
-            }
-            // A brand-new property that is required is reported once, as added-required.
-            if new_props.contains_key(name) && !old_props.contains_key(name) {
                 continue;
             }
             self.push(
@@ -534,14 +551,23 @@ impl Walk<'_> {
     ) -> usize {
         let start = self.out.len();
         if stable_or_null(op.get("type")) != stable_or_null(np.get("type")) {
-            self.push(
-                rule::INPUT_PROPERTY_TYPE_CHANGED,
-                format!(
-                    "parameter \"{key}\" type changed: {} → {}{here}",
-                    stringify::display(op.get("type")),
-                    stringify::display(np.get("type"))
+            match (op.get("type"), np.get("type")) {
+                (Some(was), None) => self.push(
+                    rule::INPUT_PROPERTY_TYPE_REMOVED,
+                    format!(
+                        "parameter \"{key}\" no longer declares a type (was {}){here}",
+                        type_name(Some(was))
+                    ),
                 ),
-            );
+                (was, now) => self.push(
+                    rule::INPUT_PROPERTY_TYPE_CHANGED,
+                    format!(
+                        "parameter \"{key}\" type changed: {} → {}{here}",
+                        type_name(was),
+                        type_name(now)
+                    ),
+                ),
+            }
         }
         match (op.get("default"), np.get("default")) {
             (None, None) => {}

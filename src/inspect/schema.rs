@@ -73,8 +73,9 @@ use dialect::Dialect;
 /// Deepest schema compiled (nested objects and arrays, the root counting as one).
 pub const MAX_DEPTH: usize = 128;
 
-/// Longest message returned; a longer one is cut (values are quoted short already).
-const MESSAGE_LIMIT: usize = 240;
+/// Longest message returned; problems past it are counted, not listed, and a single problem
+/// longer than it is cut (values are quoted short already).
+const MESSAGE_LIMIT: usize = 600;
 
 /// Longest quoted value in a message, in characters.
 const QUOTE_LIMIT: usize = 60;
@@ -107,9 +108,29 @@ pub fn compile(schema: &Value) -> Result<(), String> {
     if depth_exceeds(schema, MAX_DEPTH) {
         return Err(too_deep());
     }
-    Dialect::of(schema)
-        .and_then(|dialect| reference::Document::new(schema, dialect).check())
-        .map_err(|message| clamp(&message))
+    let dialect = Dialect::of(schema).map_err(|message| clamp(&message))?;
+    reference::Document::new(schema, dialect)
+        .check()
+        .map_err(|problems| list(&problems))
+}
+
+/// Every problem, joined as Ajv joins its errors (`, `), up to [`MESSAGE_LIMIT`]; what does
+/// not fit is counted (`… and 3 more`), so the message is bounded however broken the schema.
+fn list(problems: &[String]) -> String {
+    let mut out = String::new();
+    for (shown, problem) in problems.iter().enumerate() {
+        let separator = if shown == 0 { "" } else { ", " };
+        if shown > 0
+            && out.chars().count() + separator.len() + problem.chars().count() > MESSAGE_LIMIT
+        {
+            let left = problems.len() - shown;
+            out.push_str(&format!(", and {left} more"));
+            return out;
+        }
+        out.push_str(separator);
+        out.push_str(&clamp(problem));
+    }
+    out
 }
 
 /// Why a schema too deep to read (or compile) is refused.
@@ -171,6 +192,40 @@ mod tests {
         ] {
             assert_eq!(compile(&schema), Ok(()), "{schema}");
         }
+    }
+
+    #[test]
+    fn every_problem_is_listed_once_and_the_list_is_bounded() {
+        let err = compile(&json!({
+            "type": "object",
+            "properties": {"a": {"type": "strang"}, "b": {"minLength": -1}, "c": 5},
+            "required": "a",
+            "allOf": [{"$ref": "#/nowhere"}]
+        }))
+        .unwrap_err();
+        let listed: Vec<&str> = err.split(", /").collect();
+        assert_eq!(listed.len(), 5, "{err}");
+        for at in [
+            "/properties/a/type",
+            "properties/b/minLength",
+            "properties/c",
+            "required",
+            "allOf/0/$ref",
+        ] {
+            assert_eq!(err.matches(at).count(), 1, "{at} in {err}");
+        }
+
+        let many: serde_json::Map<String, Value> = (0..500)
+            .map(|i| (format!("p{i}"), json!({"type": "strang"})))
+            .collect();
+        let err = compile(&json!({"properties": many})).unwrap_err();
+        assert!(err.chars().count() <= MESSAGE_LIMIT + 20, "{}", err.len());
+        assert!(err.ends_with(" more"), "{err}");
+        let shown = err.matches("/type: ").count();
+        assert!(
+            err.ends_with(&format!(", and {} more", 500 - shown)),
+            "{err}"
+        );
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod fingerprint;
 pub mod index;
 pub mod miss;
 pub mod passthrough;
+pub mod progress;
 pub mod recorded;
 pub mod schedule;
 pub mod session;

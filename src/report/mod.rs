@@ -1,6 +1,6 @@
 //! Reports. `check`: the [`CheckReport`] value with its gates and verdict, and its renderers
-//! ([`text`], [`json`], [`sarif`]); `snapshot --check`: [`drift`]; `lint <cassette>`:
-//! [`cassette`]. Renderers return strings; only commands print. Text renderers show every
+//! ([`text`], [`json`], [`sarif`], [`markdown`]); `snapshot --check`: [`drift`] (and
+//! [`markdown`]); `lint <cassette>`: [`cassette`]. Renderers return strings; only commands print. Text renderers show every
 //! string a server or a cassette chose through [`terminal::escape`].
 //!
 //! Gate arithmetic (docs/check.md, "Levels and gates"): a `CAS-L*` finding is judged by the
@@ -12,6 +12,7 @@
 pub mod cassette;
 pub mod drift;
 pub mod json;
+pub mod markdown;
 pub mod sarif;
 pub mod terminal;
 pub mod text;

@@ -401,7 +401,7 @@ fn flags_are_validated_with_the_reference_messages() {
         ),
         (
             &["--format", "xml"],
-            "check: --format must be text, json or sarif (got 'xml')\n",
+            "check: --format must be text, json, sarif or markdown (got 'xml')\n",
         ),
         (
             &["--era", "future"],

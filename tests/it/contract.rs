@@ -151,10 +151,11 @@ fn check_unchanged_and_every_tier() {
     assert_eq!(
         stdout(&o),
         "[BREAKING] slugify: tool removed (tool-removed)\n\
+         [BREAKING] add: parameter \"precision\" is now required (input-property-became-required)\n\
          [BREAKING] add: parameter \"precision\" added (required) (input-property-added-required)\n\
          [DANGEROUS] add: parameter \"mode\" added (input-property-added-optional)\n\
          \n\
-         result: FAIL (2 breaking, 1 dangerous, 0 minor, 0 info; gate: breaking)\n"
+         result: FAIL (3 breaking, 1 dangerous, 0 minor, 0 info; gate: breaking)\n"
     );
 
     let o = snapshot(
@@ -175,7 +176,7 @@ fn check_unchanged_and_every_tier() {
     assert_eq!(doc["failOn"], "dangerous");
     assert_eq!(
         doc["counts"],
-        serde_json::json!({"breaking": 2, "dangerous": 1, "minor": 0, "info": 0})
+        serde_json::json!({"breaking": 3, "dangerous": 1, "minor": 0, "info": 0})
     );
     let rules: Vec<&str> = doc["changes"]
         .as_array()
@@ -187,6 +188,7 @@ fn check_unchanged_and_every_tier() {
         rules,
         [
             "tool-removed",
+            "input-property-became-required",
             "input-property-added-optional",
             "input-property-added-required"
         ]

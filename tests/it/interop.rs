@@ -210,6 +210,15 @@ fn ts_sdk_gets_the_same_session_from_the_replay() {
     );
     let live_progress = live["progress"].as_array().unwrap();
     assert!(!live_progress.is_empty() && recorded.starts_with(live_progress));
+    // One extra request first: the SDK's progress token (its request id) is not the recorded
+    // one, and progress still reaches the callback, re-addressed to the live token.
+    let shifted = ts_client("everything-shifted", &through_replay(&out));
+    assert_eq!(live["steps"], shifted["steps"]);
+    assert_eq!(
+        shifted["progress"].as_array().unwrap(),
+        &recorded,
+        "progress re-keyed to the live token"
+    );
     assert_eq!(
         live["notifications"], replayed["notifications"],
         "list_changed replayed"

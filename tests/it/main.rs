@@ -1,13 +1,16 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
+mod action;
 mod ajv;
 mod check;
+mod cli;
 mod contract;
 mod fixtures;
 mod interop;
 mod leaks;
 mod lint;
 mod lint_cassette;
+mod npm;
 mod readme;
 mod record;
 mod redact;

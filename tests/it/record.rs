@@ -1124,3 +1124,40 @@ fn ctrl_c_escalates_against_a_server_that_ignores_it() {
     assert_eq!(read_cassette(&out).1.len(), 4);
     drop(stdin);
 }
+
+/// The MCP Inspector CLI and many scripts drop `--`: the trailing command is the server's,
+/// flags included, with or without it (docs/record.md).
+#[test]
+fn the_server_command_needs_no_double_dash() {
+    let dir = tmp();
+    let with = dir.path().join("with.cassette.jsonl");
+    let without = dir.path().join("without.cassette.jsonl");
+    let proxied = record(
+        &["-o", with.to_str().unwrap()],
+        &["tiny"],
+        &[],
+        SESSION.as_bytes(),
+    );
+    assert_eq!(
+        proxied.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&proxied.stderr)
+    );
+    let mut cmd = Command::new(bin());
+    cmd.args(["record", "-o", without.to_str().unwrap()])
+        .arg(fixture_server())
+        .arg("tiny");
+    let bare = run_with_input(cmd, SESSION.as_bytes());
+    assert_eq!(
+        bare.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&bare.stderr)
+    );
+    assert_eq!(bare.stdout, proxied.stdout);
+    let (with_header, with_entries) = read_cassette(&with);
+    let (without_header, without_entries) = read_cassette(&without);
+    assert_eq!(with_header.command(), without_header.command());
+    assert_eq!(frames(&with_entries), frames(&without_entries));
+}

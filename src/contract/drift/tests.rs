@@ -65,6 +65,8 @@ fn rule_ids_are_frozen_in_their_tiers() {
         ("tool-description-poisoned", "dangerous"),
         ("tool-added", "minor"),
         ("input-property-became-optional", "minor"),
+        ("input-property-type-removed", "minor"),
+        ("input-schema-type-removed", "minor"),
         ("tool-description-changed", "info"),
         ("tool-annotations-changed", "info"),
         ("input-annotation-changed", "info"),
@@ -106,13 +108,43 @@ fn the_reference_v2_example() {
         lines(&changes),
         [
             "[BREAKING] slugify: tool removed (tool-removed)",
+            "[BREAKING] add: parameter \"precision\" is now required (input-property-became-required)",
             "[DANGEROUS] add: parameter \"mode\" added (input-property-added-optional)",
             "[BREAKING] add: parameter \"precision\" added (required) (input-property-added-required)",
         ]
     );
     let c = counts(&changes);
-    assert_eq!((c.breaking, c.dangerous, c.minor, c.info), (2, 1, 0, 0));
+    assert_eq!((c.breaking, c.dangerous, c.minor, c.info), (3, 1, 0, 0));
     assert!(should_fail(&changes, FailOn::Breaking));
+}
+
+#[test]
+fn a_type_that_disappears_loosens_and_one_that_appears_tightens() {
+    let typed = obj(json!({"x": {"type": "string"}}), &[]);
+    let untyped = obj(json!({"x": {}}), &[]);
+    assert_eq!(
+        lines(&schema_diff(typed.clone(), untyped.clone())),
+        [
+            "[MINOR] t: parameter \"x\" no longer declares a type (was string) (input-property-type-removed)"
+        ]
+    );
+    assert_eq!(
+        lines(&schema_diff(untyped, typed)),
+        ["[BREAKING] t: parameter \"x\" type changed: any → string (input-property-type-changed)"]
+    );
+    let root_untyped = json!({"properties": {"x": {"type": "string"}}});
+    let root_typed = json!({"type": "object", "properties": {"x": {"type": "string"}}});
+    assert_eq!(
+        lines(&schema_diff(root_typed.clone(), root_untyped.clone())),
+        ["[MINOR] t: schema type removed (was object) (input-schema-type-removed)"]
+    );
+    assert_eq!(
+        lines(&schema_diff(root_untyped, root_typed)),
+        ["[BREAKING] t: schema type changed: any → object (input-schema-type-changed)"]
+    );
+    for change in schema_diff(json!({"type": ["string", "null"]}), json!({})) {
+        assert!(!change.message.contains("undefined"), "{}", change.message);
+    }
 }
 
 #[test]

@@ -167,16 +167,17 @@ pub fn schema_shape(dialect: Dialect, value: &Value) -> Result<(), String> {
     }
 }
 
-/// The first keyword of `schema` its dialect's meta-schema refuses.
-pub fn check_keywords(dialect: Dialect, schema: &Map<String, Value>) -> Result<(), Problem> {
+/// Every keyword of `schema` its dialect's meta-schema refuses, in document order, pushed onto
+/// `problems`.
+pub fn check_keywords(dialect: Dialect, schema: &Map<String, Value>, problems: &mut Vec<Problem>) {
     for (keyword, value) in schema {
         let Some(shape) = shape(dialect, keyword) else {
             continue;
         };
-        check_shape(dialect, shape, value).map_err(|mut problem| {
+        if let Err(mut problem) = check_shape(dialect, shape, value) {
             problem.at.insert(0, keyword.clone());
-            problem
-        })?;
+            problems.push(problem);
+        }
     }
     if dialect == Dialect::Draft4 {
         // Draft-04's meta-schema: an exclusive bound needs the bound it qualifies.
@@ -185,14 +186,13 @@ pub fn check_keywords(dialect: Dialect, schema: &Map<String, Value>) -> Result<(
             ("exclusiveMinimum", "minimum"),
         ] {
             if schema.contains_key(exclusive) && !schema.contains_key(bound) {
-                return Err(Problem::new(
+                problems.push(Problem::new(
                     &[exclusive],
                     format!("needs \"{bound}\" beside it (draft-04)"),
                 ));
             }
         }
     }
-    Ok(())
 }
 
 fn check_shape(dialect: Dialect, shape: Shape, value: &Value) -> Result<(), Problem> {

@@ -77,6 +77,11 @@ pub struct Document<'a> {
     anchors: HashMap<(String, String), String>,
     references: Vec<Reference<'a>>,
     checked: HashSet<String>,
+    /// Every problem found so far, each `<pointer>: <what>`, in the order the walk met them.
+    problems: Vec<String>,
+    /// Pointers with a problem listed. A position can be judged twice (an `allOf` member by
+    /// its parent's keyword and again as a schema position); the first verdict is kept.
+    listed: HashSet<String>,
 }
 
 impl<'a> Document<'a> {
@@ -88,11 +93,15 @@ impl<'a> Document<'a> {
             anchors: HashMap::new(),
             references: Vec::new(),
             checked: HashSet::new(),
+            problems: Vec::new(),
+            listed: HashSet::new(),
         }
     }
 
-    /// The first problem in the document: meta-schema problems first, then references.
-    pub fn check(mut self) -> Result<(), String> {
+    /// Every problem in the document, as Ajv lists them: meta-schema problems in document
+    /// order, then references that do not resolve. The walk goes on past a problem; only a
+    /// value that is not a schema at all stops the walk below it.
+    pub fn check(mut self) -> Result<(), Vec<String>> {
         let mut stack = vec![Pending {
             value: self.root,
             pointer: String::new(),
@@ -101,29 +110,41 @@ impl<'a> Document<'a> {
         let mut resolved = 0;
         loop {
             while let Some(pending) = stack.pop() {
-                self.visit(pending, &mut stack)?;
+                self.visit(pending, &mut stack);
             }
             let Some(reference) = self.references.get(resolved) else {
-                return Ok(());
+                break;
             };
             resolved += 1;
-            if let Some(target) = self.resolve(reference)? {
-                stack.push(target);
+            match self.resolve(reference) {
+                Ok(Some(target)) => stack.push(target),
+                Ok(None) => {}
+                Err((pointer, what)) => self.report(pointer, &what),
             }
+        }
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(self.problems)
         }
     }
 
-    fn visit(&mut self, pending: Pending<'a>, stack: &mut Vec<Pending<'a>>) -> Result<(), String> {
+    fn visit(&mut self, pending: Pending<'a>, stack: &mut Vec<Pending<'a>>) {
         if !self.checked.insert(pending.pointer.clone()) {
-            return Ok(());
+            return;
         }
-        meta::schema_shape(self.dialect, pending.value)
-            .map_err(|what| at(&pending.pointer, &what))?;
+        if let Err(what) = meta::schema_shape(self.dialect, pending.value) {
+            self.report(pending.pointer.clone(), &what);
+            return;
+        }
         let Value::Object(schema) = pending.value else {
-            return Ok(());
+            return;
         };
-        meta::check_keywords(self.dialect, schema)
-            .map_err(|problem| at(&extend(&pending.pointer, &problem.at), &problem.what))?;
+        let mut problems = Vec::new();
+        meta::check_keywords(self.dialect, schema, &mut problems);
+        for problem in problems {
+            self.report(extend(&pending.pointer, &problem.at), &problem.what);
+        }
         let base = self.enter(schema, &pending.pointer, &pending.base);
         let children = meta::subschemas(self.dialect, schema);
         // Reversed onto the stack, so the walk (and the first problem) follows document order.
@@ -134,7 +155,13 @@ impl<'a> Document<'a> {
                 base: base.clone(),
             });
         }
-        Ok(())
+    }
+
+    fn report(&mut self, pointer: String, what: &str) {
+        let problem = at(&pointer, what);
+        if self.listed.insert(pointer) {
+            self.problems.push(problem);
+        }
     }
 
     /// Records the identifiers and references of one schema object; returns its base URI.
@@ -189,10 +216,15 @@ impl<'a> Document<'a> {
 
     /// The schema a reference reaches, if it is inside the document; `Ok(None)` for a
     /// meta-schema.
-    fn resolve(&self, reference: &Reference<'a>) -> Result<Option<Pending<'a>>, String> {
+    fn resolve(&self, reference: &Reference<'a>) -> Result<Option<Pending<'a>>, (String, String)> {
         let absolute = uri::resolve(&reference.base, reference.text);
         let (resource, fragment) = uri::split_fragment(&absolute);
-        let unresolved = |why: &str| at(&reference.at, &format!("{} {why}", quote(reference.text)));
+        let unresolved = |why: &str| {
+            (
+                reference.at.clone(),
+                format!("{} {why}", quote(reference.text)),
+            )
+        };
         let Some(resource_pointer) = self.resources.get(resource) else {
             if fragment.is_empty() && meta_schema_of(self.dialect, resource) {
                 return Ok(None);

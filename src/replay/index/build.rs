@@ -486,6 +486,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             fp,
             retry,
             shape,
+            progress,
             ..
         } = item;
         let corpus = CorpusEntry {
@@ -535,6 +536,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             shape,
             answer,
             anchor: r,
+            progress,
         });
         pair_fps.push(fp as u32);
         index.corpus.push(corpus);

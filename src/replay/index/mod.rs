@@ -44,6 +44,9 @@ pub struct Pair {
     pub answer: Answer,
     /// The request's position among recorded requests (the schedule's anchor).
     pub anchor: usize,
+    /// The recorded request's `_meta.progressToken` (JSON text): its progress notifications
+    /// are re-addressed to the live request's token.
+    pub progress: Option<Box<str>>,
 }
 
 /// A recorded `subscriptions/listen` and the acknowledgment that answered it.

@@ -36,6 +36,8 @@ pub(super) struct RequestItem {
     pub(super) fp: usize,
     pub(super) retry: bool,
     pub(super) shape: ShapeRef,
+    /// The request's `_meta.progressToken` as JSON text, when it asked for progress.
+    pub(super) progress: Option<Box<str>>,
 }
 
 /// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
@@ -210,6 +212,7 @@ impl Recording {
             fp,
             retry,
             shape,
+            progress: crate::replay::progress::request_token(frame.text()),
         });
     }
 

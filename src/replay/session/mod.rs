@@ -39,6 +39,7 @@ use super::fingerprint::{
 };
 use super::index::Index;
 use super::miss::{MissReason, diagnose, format_miss, miss_answer};
+use super::progress;
 use super::recorded::{Answer, Recorded};
 use super::schedule::Released;
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
@@ -263,8 +264,10 @@ impl Session {
         if let Some((id, f)) = self.expected_shape(line) {
             if let Some(p) = self.take_exact(f) {
                 self.next_pair = p + 1;
+                let mut exchange = self.serve_as(id, p, Outcome::Answered);
+                self.follow_progress(&mut exchange, p, || progress::request_token(line));
                 return Ok(Handled {
-                    exchange: self.serve_as(id, p, Outcome::Answered),
+                    exchange,
                     message: None,
                 });
             }
@@ -292,8 +295,10 @@ impl Session {
                 if let Some(p) = f.and_then(|f| self.take_exact(f)) {
                     self.keep_scratch(fp);
                     self.next_pair = p + 1;
+                    let mut exchange = self.serve_as(quick.id, p, Outcome::Answered);
+                    self.follow_progress(&mut exchange, p, || progress::request_token(line));
                     return Ok(Handled {
-                        exchange: self.serve_as(quick.id, p, Outcome::Answered),
+                        exchange,
                         message: None,
                     });
                 }
@@ -529,7 +534,30 @@ impl Session {
 
     /// Answers `req` with recorded pair `p`, releasing the server frames anchored to it.
     fn serve(&mut self, req: &Request, p: usize, outcome: Outcome) -> Exchange {
-        self.serve_as(&req.id.to_json(), p, outcome)
+        let mut ex = self.serve_as(&req.id.to_json(), p, outcome);
+        self.follow_progress(&mut ex, p, || progress::live_token(req.params.as_deref()));
+        ex
+    }
+
+    /// Re-addresses the progress frames of pair `p`'s answer to the live request's token
+    /// (`live` is only asked when the recorded request had one).
+    fn follow_progress(
+        &self,
+        ex: &mut Exchange,
+        p: usize,
+        live: impl FnOnce() -> Option<Box<str>>,
+    ) {
+        let Some(recorded) = self.index.pairs[p].progress.as_deref() else {
+            return;
+        };
+        let Some(live) = live() else {
+            return;
+        };
+        if recorded != &*live {
+            progress::retoken(&mut ex.before, recorded, &live);
+            progress::retoken(&mut ex.streamed, recorded, &live);
+            progress::retoken(&mut ex.after, recorded, &live);
+        }
     }
 
     /// Answers the request whose id is `id_json` (its JSON text) with recorded pair `p`.

@@ -1021,3 +1021,93 @@ fn sessions_on_two_threads_share_one_index() {
     let mut after = Session::new(index, Rules::default(), OnMiss::Error);
     assert_eq!(replay_whole(&mut after), whole_recording());
 }
+
+#[test]
+fn progress_follows_the_live_requests_token() {
+    let with_token = |id: Value, token: Value| {
+        req(
+            id,
+            "tools/call",
+            json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": token}}),
+        )
+    };
+    let progress = |token: Value, n: u64| {
+        note(
+            "notifications/progress",
+            json!({"progressToken": token, "progress": n, "total": 2}),
+        )
+    };
+    let mut s = session(&[
+        frame(1, "c2s", with_token(json!(1), json!("rec-1"))),
+        frame(2, "s2c", progress(json!("rec-1"), 1)),
+        frame(3, "s2c", progress(json!("someone-else"), 1)),
+        frame(4, "s2c", progress(json!("rec-1"), 2)),
+        frame(5, "s2c", res(json!(1), json!({"done": true}))),
+    ]);
+    let (f, o) = send(&mut s, with_token(json!(7), json!(7)));
+    assert_eq!(o, Outcome::Answered);
+    assert_eq!(
+        f,
+        [
+            progress(json!(7), 1),
+            progress(json!("someone-else"), 1),
+            progress(json!(7), 2),
+            res(json!(7), json!({"done": true})),
+        ]
+    );
+}
+
+#[test]
+fn progress_is_left_as_recorded_when_the_client_asked_for_none() {
+    let mut s = session(&[
+        frame(
+            1,
+            "c2s",
+            req(
+                json!(1),
+                "tools/call",
+                json!({"name": "slow", "_meta": {"progressToken": "t"}}),
+            ),
+        ),
+        frame(
+            2,
+            "s2c",
+            note(
+                "notifications/progress",
+                json!({"progressToken": "t", "progress": 1}),
+            ),
+        ),
+        frame(3, "s2c", res(json!(1), json!({}))),
+    ]);
+    let (f, _) = send(&mut s, req(json!(2), "tools/call", json!({"name": "slow"})));
+    assert_eq!(f[0]["params"]["progressToken"], "t");
+}
+
+#[test]
+fn progress_follows_the_live_token_on_the_fast_path_too() {
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "slow", "_meta": {"progressToken": id}}})
+    };
+    let mut s = session(&[
+        frame(1, "c2s", call(1)),
+        frame(
+            2,
+            "s2c",
+            note(
+                "notifications/progress",
+                json!({"progressToken": 1, "progress": 1}),
+            ),
+        ),
+        frame(3, "s2c", res(json!(1), json!({}))),
+    ]);
+    let handled = s.handle_text(&call(9).to_string()).unwrap();
+    assert!(handled.message.is_none(), "answered on the fast path");
+    let frames: Vec<Value> = handled
+        .exchange
+        .frames()
+        .map(|f| serde_json::from_str(&f.text()).unwrap())
+        .collect();
+    assert_eq!(frames[0]["params"]["progressToken"], 9);
+    assert_eq!(frames[1]["id"], 9);
+}
