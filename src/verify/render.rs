@@ -74,15 +74,12 @@ pub fn text(plan: &Plan, outcomes: &[Outcome]) -> String {
 fn followed_line(plan: &Plan, f: &Followed) -> String {
     let source = &plan.pairs[f.source_pair];
     let recorded = format_value(Some(&Value::String(f.recorded.clone())), VALUE_CHARS);
-    let origin = format!(
-        "{} {} (line {})",
-        escape(&source.label),
-        escape(&f.source_pointer),
-        source.line
-    );
+    let label = escape(&source.label);
+    let at = escape(&f.source_pointer);
+    let line = source.line;
     match &f.live {
         Some(live) => format!(
-            "    ↳ followed {}: {} → {} (minted by {origin})\n",
+            "    ↳ followed {}: {} → {} (minted at {at} by {label}, line {line})\n",
             escape(&f.pointer),
             escape(&recorded),
             escape(&format_value(
@@ -91,7 +88,7 @@ fn followed_line(plan: &Plan, f: &Followed) -> String {
             )),
         ),
         None => format!(
-            "    ↳ could not follow {}: the live answer to {origin} has no string there; {}\n",
+            "    ↳ could not follow {}: the live answer to {label} (line {line}) has no string at {at}; {}\n",
             escape(&f.pointer),
             if f.pointer.ends_with("/requestState") {
                 "left out".to_owned()
@@ -245,7 +242,7 @@ mod tests {
         assert_eq!(lines[4], "✓ MATCH    tools/call build");
         assert_eq!(
             lines[6],
-            "    ↳ followed /taskId: \"t-rec\" → \"t-live\" (minted by tools/call build /taskId (line 3))"
+            "    ↳ followed /taskId: \"t-rec\" → \"t-live\" (minted at /taskId by tools/call build, line 3)"
         );
         assert_eq!(lines[7], "✗ CHANGED  tools/list");
         assert!(lines[8].starts_with("    /0: 1 → \"xxxx"));
@@ -266,5 +263,28 @@ mod tests {
         );
         assert_eq!(report["pairs"][3]["detail"], "gone\nforged");
         assert_eq!(report["redactionWarning"], true);
+    }
+
+    #[test]
+    fn values_that_could_not_be_followed_say_what_was_sent() {
+        let plan = Plan {
+            pairs: vec![pair("tools/call a", 2), pair("tools/call b", 4)],
+            ..Plan::default()
+        };
+        let f = |pointer: &str| Followed {
+            pointer: pointer.into(),
+            recorded: "s-1".into(),
+            live: None,
+            source_pair: 0,
+            source_pointer: "/requestState".into(),
+        };
+        assert_eq!(
+            followed_line(&plan, &f("/requestState")),
+            "    ↳ could not follow /requestState: the live answer to tools/call a (line 2) has no string at /requestState; left out\n"
+        );
+        assert_eq!(
+            followed_line(&plan, &f("/ref")),
+            "    ↳ could not follow /ref: the live answer to tools/call a (line 2) has no string at /requestState; sent the recorded \"s-1\"\n"
+        );
     }
 }

@@ -307,7 +307,7 @@ fn task_ids_the_live_server_mints_are_followed() {
     let out = verify(&[&tasks], "tasking", &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
-    let followed = "    ↳ followed /taskId: \"task-recorded-77\" → \"task-0001\" (minted by tools/call build /taskId (line 4))";
+    let followed = "    ↳ followed /taskId: \"task-recorded-77\" → \"task-0001\" (minted at /taskId by tools/call build, line 4)";
     assert_eq!(text.matches(followed).count(), 5, "{text}");
     assert_eq!(
         summary(&out),
