@@ -15,6 +15,7 @@
 //!   any method ending in `/list`) mints only its `nextCursor`: the names it lists are the
 //!   server's published surface, stable by intent, so a renamed resource is drift to report,
 //!   not a value to follow;
+//!   An MRTR `requestState` is minted whatever it looks like;
 //! - a later recorded request whose params hold that exact string (a whole string leaf, anywhere
 //!   in params) **follows** it, from the latest pair whose answer minted it;
 //! - when re-firing, the follower carries the string the live server put at the same pointer of
@@ -31,6 +32,10 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::json::diff::escape_segment;
+
+/// An MRTR result's opaque state, minted by definition whatever it looks like: a retry must
+/// carry the live server's own.
+pub const REQUEST_STATE: &str = "requestState";
 
 /// Longest string considered a minted value: ids, URIs and cursors are short; a long text that
 /// happens to be repeated is content, and indexing every long text would cost memory.
@@ -131,7 +136,10 @@ impl Linker {
             ..
         } = self;
         let mut mint = |pointer: &[String], text: &str| {
-            if looks_minted(text) && !client_strings.contains(text) && !followed_now.contains(text)
+            let state = pointer.last().is_some_and(|k| k == REQUEST_STATE);
+            if (state || looks_minted(text))
+                && !client_strings.contains(text)
+                && !followed_now.contains(text)
             {
                 minted.insert(
                     text.to_owned(),
@@ -254,7 +262,7 @@ impl Follower {
                     }
                 }
                 Some(_) => continue,
-                None if u.pointer.last().is_some_and(|k| k == "requestState") => {
+                None if u.pointer.last().is_some_and(|k| k == REQUEST_STATE) => {
                     changed |= crate::json::diff::remove_pointer(params, &u.pointer);
                 }
                 None => {}
@@ -437,6 +445,18 @@ mod tests {
         assert_eq!(params, json!({"name": "a", "ref": "x-1"}));
         assert_eq!(followed.len(), 2);
         assert!(followed.iter().all(|f| f.live.is_none()));
+    }
+
+    #[test]
+    fn request_state_is_minted_whatever_it_looks_like() {
+        let l = links(&[
+            (
+                json!({"name": "a"}),
+                json!({"resultType": "input_required", "requestState": "opaque"}),
+            ),
+            (json!({"name": "a", "requestState": "opaque"}), json!({})),
+        ]);
+        assert_eq!(l.uses[&1][0].pointer, ["requestState"]);
     }
 
     #[test]

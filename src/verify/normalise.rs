@@ -5,6 +5,8 @@
 //! - strings that are a whole ISO-8601 date or date-time, or a UUID, become `"[volatile]"`;
 //! - integers that read as epoch seconds (1e9..=3e9) or milliseconds (1e12..=3e12) become
 //!   `"[volatile]"`;
+//! - an MRTR `requestState` string becomes `"[volatile]"`: its value is the server's business,
+//!   whether one was sent is not;
 //! - inside a task handle (an object whose `resultType` is `"task"`), `taskId`,
 //!   `pollIntervalMs` and `lastUpdatedAt` become `"[volatile]"`; a `taskId` anywhere else is
 //!   compared (a `tasks/get` answer naming the wrong task is drift).
@@ -29,6 +31,9 @@ pub fn normalise(value: &mut Value) {
                         *slot = Value::String(VOLATILE.to_owned());
                     }
                 }
+            }
+            if let Some(state @ Value::String(_)) = members.get_mut("requestState") {
+                *state = Value::String(VOLATILE.to_owned());
             }
             members.values_mut().for_each(normalise);
         }
@@ -151,6 +156,9 @@ mod tests {
             handle,
             json!({"resultType": "task", "taskId": VOLATILE, "pollIntervalMs": VOLATILE, "lastUpdatedAt": VOLATILE, "status": "working"})
         );
+        let mut mrtr = json!({"resultType": "input_required", "requestState": "abc"});
+        normalise(&mut mrtr);
+        assert_eq!(mrtr["requestState"], VOLATILE);
         let mut state = json!({"resultType": "complete", "taskId": "t1"});
         normalise(&mut state);
         assert_eq!(state["taskId"], "t1");
