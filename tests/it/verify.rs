@@ -301,6 +301,39 @@ verify: 1 match, 0 changed, 0 error-shape-changed, 1 missing
 }
 
 #[test]
+fn answers_with_wrong_ids_leave_the_pair_missing_and_the_run_goes_on() {
+    // The handshake is answered; after it, the only answer the server ever gives carries an id
+    // nobody sent.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(
+        &script,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":99,"result":{"tools":[]}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let script = script.display().to_string();
+    let out = verify(
+        &[&cassette("verify/tiny-list.cassette.jsonl")],
+        "script",
+        &[("SCRIPT_FILE", &script), ("MCP_CASSETTE_TIMEOUT_MS", "300")],
+    );
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "✗ MISSING tools/list: timeout after 300ms waiting for \"tools/list\"; meanwhile the server sent 1 answer(s) with an id this client never sent
+✗ MISSING tools/call echo: timeout after 300ms waiting for \"tools/call\"
+✗ MISSING tools/call add: timeout after 300ms waiting for \"tools/call\"
+verify: 0 match, 0 changed, 0 error-shape-changed, 3 missing
+"
+    );
+}
+
+#[test]
 fn task_ids_the_live_server_mints_are_followed() {
     // Recorded against a server that minted `task-recorded-77`; the fixture mints `task-0001`.
     let tasks = cassette("verify/tasks.cassette.jsonl");
