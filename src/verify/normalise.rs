@@ -164,3 +164,50 @@ mod tests {
         assert_eq!(state["taskId"], "t1");
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+    use regex::Regex;
+
+    use super::*;
+
+    /// The rules as regular expressions: the hand-written matchers must agree with them.
+    fn iso() -> Regex {
+        Regex::new(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})?)?$")
+            .unwrap()
+    }
+
+    fn uuid() -> Regex {
+        Regex::new(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+            .unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn date_matcher_equals_its_regex(
+            s in r"[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt xZ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{0,3})?([Zz+x-]|[+-][0-9]{2}:?[0-9]{2})?)?.?"
+        ) {
+            prop_assert_eq!(is_iso_date(&s), iso().is_match(&s), "{}", s);
+        }
+
+        #[test]
+        fn date_matcher_never_panics(s in ".{0,40}") {
+            prop_assert_eq!(is_iso_date(&s), iso().is_match(&s), "{}", s);
+        }
+
+        #[test]
+        fn uuid_matcher_equals_its_regex(s in r"[0-9a-fA-Fg-]{30,38}") {
+            prop_assert_eq!(is_uuid(&s), uuid().is_match(&s), "{}", s);
+        }
+
+        #[test]
+        fn normalising_twice_changes_nothing(n in any::<i64>(), f in any::<f64>(), s in ".{0,20}") {
+            let mut once = serde_json::json!({"n": n, "f": f.is_finite().then_some(f), "s": s, "ttlMs": 1});
+            normalise(&mut once);
+            let mut twice = once.clone();
+            normalise(&mut twice);
+            prop_assert_eq!(once, twice);
+        }
+    }
+}
