@@ -45,6 +45,10 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
     if target.era() == EraChoice::Auto {
         if let Some(era) = plan.era {
             target = Target::from_command(&args.command, args.url.as_deref(), era.as_str())?;
+            eprintln!(
+                "mcp-cassette: speaking {}, the era the cassette was recorded in (--era chooses another)",
+                era.as_str()
+            );
         }
     }
     for note in &plan.notes {
