@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use super::follow::{Linker, Links};
 use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader};
 use crate::cassette::{Dir, volatile::Declaration};
-use crate::jsonrpc::{Frame, FrameKind};
+use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 use crate::redact::placeholder::contains_placeholder;
 
@@ -112,9 +112,9 @@ impl Plan {
         let path = reader.path().to_owned();
         // Ids repeat across connections in an HTTP cassette: an answer pairs with the latest
         // unanswered request carrying its id.
-        let mut pending: HashMap<String, Vec<Pending>> = HashMap::new();
-        let mut order: Vec<Option<(Pending, Box<str>)>> = Vec::new();
-        let mut slots: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut requests: Vec<(Pending, Option<Box<str>>)> = Vec::new();
+        // Per id: the requests still waiting for an answer, as indices into `requests`.
+        let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
         let mut skipped: Vec<(String, usize)> = Vec::new();
         for entry in reader.by_ref() {
             let entry: Entry = entry?;
@@ -133,18 +133,17 @@ impl Plan {
                     let params = serde_json::from_str::<Params<'_>>(frame.text())
                         .ok()
                         .and_then(|p| p.params.map(|raw| Box::from(raw.get())));
-                    let key = id.key();
-                    slots.entry(key.clone()).or_default().push(order.len());
-                    order.push(None);
-                    pending.entry(key).or_default().push(Pending {
+                    waiting.entry(id.key()).or_default().push(requests.len());
+                    let request = Pending {
                         line: entry.line,
                         t: entry.t,
                         method: method.to_owned(),
                         params,
-                    });
+                    };
+                    requests.push((request, None));
                 }
                 (EntryKind::Frame(frame), Some(Dir::S2c)) if frame.is_response() => {
-                    answer(frame, &mut pending, &mut slots, &mut order);
+                    answer(frame, &mut waiting, &mut requests);
                 }
                 (
                     EntryKind::Chunks {
@@ -160,7 +159,7 @@ impl Plan {
                             f.is_response() && f.id().is_some_and(|fid| fid.key() == key)
                         });
                     if let Some(frame) = last {
-                        answer(frame, &mut pending, &mut slots, &mut order);
+                        answer(frame, &mut waiting, &mut requests);
                     }
                 }
                 (EntryKind::Unknown(kind), _) => {
@@ -170,10 +169,13 @@ impl Plan {
                 _ => {}
             }
         }
-        plan.unanswered = pending.values().map(Vec::len).sum();
+        plan.unanswered = waiting.values().map(Vec::len).sum();
         plan.skipped = skipped;
         let mut linker = Linker::default();
-        for (pending, answer) in order.into_iter().flatten() {
+        let answered = requests
+            .into_iter()
+            .filter_map(|(request, answer)| Some((request, answer?)));
+        for (pending, answer) in answered {
             let params_value: Option<Value> = pending
                 .params
                 .as_deref()
@@ -248,24 +250,21 @@ pub const MAX_POLL_PAUSE_MS: u64 = 10_000;
 /// Files a recorded answer with the latest unanswered request carrying its id.
 fn answer(
     frame: &Frame,
-    pending: &mut HashMap<String, Vec<Pending>>,
-    slots: &mut HashMap<String, Vec<usize>>,
-    order: &mut [Option<(Pending, Box<str>)>],
+    waiting: &mut HashMap<String, Vec<usize>>,
+    requests: &mut [(Pending, Option<Box<str>>)],
 ) {
-    let Some(id) = frame.id() else { return };
-    let key = id.key();
-    let (Some(waiting), Some(slot_list)) = (pending.get_mut(&key), slots.get_mut(&key)) else {
+    let Some(key) = frame.id().map(Id::key) else {
         return;
     };
-    let (Some(request), Some(slot)) = (waiting.pop(), slot_list.pop()) else {
+    let Some(slots) = waiting.get_mut(&key) else {
         return;
     };
-    if waiting.is_empty() {
-        pending.remove(&key);
-        slots.remove(&key);
+    let slot = slots.pop();
+    if slots.is_empty() {
+        waiting.remove(&key);
     }
-    if let Some(place) = order.get_mut(slot) {
-        *place = Some((request, Box::from(frame.text())));
+    if let Some((_, answer)) = slot.and_then(|slot| requests.get_mut(slot)) {
+        *answer = Some(Box::from(frame.text()));
     }
 }
 
