@@ -15,6 +15,9 @@ use std::io::{self, Read};
 // The newline search is vectorised (see its module); this is the one call site.
 use crate::json::delimiter::newline;
 
+/// Storage this large grows straight to its cap (see [`LineBuffer::spare`]).
+const GROW_TO_CAP_FROM: usize = 4 << 20;
+
 /// What a buffer does with a line longer than its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OverLimit {
@@ -150,7 +153,17 @@ impl LineBuffer {
             let needed = self.end + self.chunk;
             let cap = self.limit.saturating_add(1).saturating_add(self.chunk);
             let size = needed.max(self.storage.len().saturating_mul(2).min(cap));
-            self.storage.resize(size, 0);
+            if size >= GROW_TO_CAP_FROM && size < cap {
+                // Past a few MiB, one step to the cap: a fresh zeroed buffer arrives as
+                // untouched pages (calloc), so only the bytes copied now and read later become
+                // resident, and the doubling steps (each a copy beside the old buffer, then a
+                // zero-fill) that put a 64 MiB limit's peak near twice that never happen.
+                let mut grown = vec![0u8; cap];
+                grown[..self.end].copy_from_slice(&self.storage[..self.end]);
+                self.storage = grown;
+            } else {
+                self.storage.resize(size, 0);
+            }
         }
         &mut self.storage[self.end..]
     }
@@ -462,6 +475,42 @@ mod tests {
         // A trailing newline ends the input with no empty line after it.
         assert_eq!(fed(&[b"a\n"], 16, 100, 0), ["line [97] true"]);
         assert!(fed(&[b""], 16, 100, 0).is_empty());
+    }
+
+    #[test]
+    fn a_line_of_many_mib_grows_the_storage_in_one_step_and_reads_the_same() {
+        // Sizes past GROW_TO_CAP_FROM take the one-step growth; the small property tests above
+        // never reach it.
+        let mut input = vec![b'a'; 9 << 20];
+        input.extend_from_slice(b"\nshort\n");
+        input.extend(std::iter::repeat_n(b'b', 20 << 20));
+        input.push(b'\n');
+        let mut lines = LineBuffer::new(16 << 20, OverLimit::Skip { keep: 4 });
+        let mut reader = &input[..];
+        let mut seen = Vec::new();
+        loop {
+            while let Some(found) = lines.advance() {
+                seen.push(match lines.get(found) {
+                    Line::Whole { bytes, .. } => {
+                        format!("whole {} {}", bytes.len(), bytes[0] as char)
+                    }
+                    Line::TooLong { len, head, .. } => {
+                        format!("long {len} {}", String::from_utf8_lossy(head))
+                    }
+                });
+            }
+            if !lines.fill_from(&mut reader).unwrap() {
+                if let Some(found) = lines.advance() {
+                    seen.push(format!("{:?}", lines.get(found)));
+                }
+                break;
+            }
+            assert!(
+                lines.storage.len() <= (16 << 20) + 1 + lines.chunk,
+                "bounded"
+            );
+        }
+        assert_eq!(seen, ["whole 9437184 a", "whole 5 s", "long 20971520 bbbb"]);
     }
 
     #[test]

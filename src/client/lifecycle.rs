@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Client, ClientError, TransportKind};
+use super::{Client, ClientError, RpcError, TransportError, TransportKind};
 use crate::protocol::error_code::{HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION};
 use crate::protocol::{Era, meta, version};
 
@@ -89,48 +89,48 @@ impl Client {
         self.use_version(version::MODERN);
         let mut retried = false;
         let result = loop {
-            match self.request("server/discover", json!({})).await {
+            let err = match self.request("server/discover", json!({})).await {
                 Ok(result) => break result,
-                Err(ClientError::Rpc { error, .. })
-                    if error.code == UNSUPPORTED_VERSION && !retried =>
-                {
-                    let supported = error
-                        .data
-                        .as_ref()
-                        .and_then(|data| data.get("supported"))
-                        .and_then(Value::as_array)
-                        .and_then(|list| list.first())
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    let Some(version) = supported else {
-                        return Err(ClientError::DiscoverRejected {
-                            code: error.code,
-                            message: format!(
-                                "{} (server named no supported version)",
-                                error.message
-                            ),
-                        });
-                    };
-                    eprintln!(
-                        "mcp-cassette: server rejected {}; retrying at {version}",
-                        self.protocol_version.as_deref().unwrap_or(version::MODERN)
-                    );
-                    self.use_version(&version);
-                    retried = true;
-                }
-                Err(ClientError::Rpc { error, .. })
-                    if matches!(
-                        error.code,
-                        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
-                    ) =>
-                {
+                Err(err) => err,
+            };
+            // Over stdio the refusal is an error answer; over HTTP it comes as a 400 whose
+            // body carries it. Either way the server has spoken the modern era.
+            let Some(error) = answered_error(&err) else {
+                return Err(err);
+            };
+            if error.code == UNSUPPORTED_VERSION && !retried {
+                let supported = error
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("supported"))
+                    .and_then(Value::as_array)
+                    .and_then(|list| list.first())
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let Some(version) = supported else {
                     return Err(ClientError::DiscoverRejected {
                         code: error.code,
-                        message: error.message,
+                        message: format!("{} (server named no supported version)", error.message),
                     });
-                }
-                Err(err) => return Err(err),
+                };
+                eprintln!(
+                    "mcp-cassette: server rejected {}; retrying at {version}",
+                    self.protocol_version.as_deref().unwrap_or(version::MODERN)
+                );
+                self.use_version(&version);
+                retried = true;
+                continue;
             }
+            if matches!(
+                error.code,
+                HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
+            ) {
+                return Err(ClientError::DiscoverRejected {
+                    code: error.code,
+                    message: error.message.clone(),
+                });
+            }
+            return Err(err);
         };
         let versions: Vec<&str> = result
             .get("supportedVersions")
@@ -199,6 +199,18 @@ impl Client {
         }
         params.insert("_meta".into(), Value::Object(request_meta));
         Value::Object(params)
+    }
+}
+
+/// The JSON-RPC error a failed request was answered with: an error answer, or (HTTP) the error
+/// in the body of a non-2xx answer.
+fn answered_error(err: &ClientError) -> Option<&RpcError> {
+    match err {
+        ClientError::Rpc { error, .. } => Some(error),
+        ClientError::Transport(TransportError::Status {
+            error: Some(error), ..
+        }) => Some(error),
+        _ => None,
     }
 }
 

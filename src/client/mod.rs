@@ -31,10 +31,13 @@
 //! # Errors
 //!
 //! [`ClientError`] is the same whatever the transport: a server that went away is
-//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]), so an HTTP
-//! transport reports through the same variants as stdio.
+//! [`ClientError::ServerGone`] with the transport's own account of how ([`Gone`]): a stdio
+//! child's exit, an HTTP server that cannot be reached ([`HttpTransport`]). An HTTP answer
+//! whose status is not 2xx is [`TransportError::Status`]; when its body carries a modern
+//! lifecycle error (`-32022` and the like), discovery reads it as it reads an error answer.
 
 mod error;
+mod http;
 mod lifecycle;
 mod message;
 #[cfg(test)]
@@ -49,6 +52,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 pub use error::ClientError;
+pub use http::HttpTransport;
 pub use message::{Outcome, RawMembers, Response, RpcError};
 pub use target::{Endpoint, EraChoice, Target, TargetError};
 pub use transport::{BoxFuture, Gone, Received, Transport, TransportError, TransportKind};
@@ -66,9 +70,6 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 pub const TIMEOUT_ENV: &str = "MCP_CASSETTE_TIMEOUT_MS";
 /// Most pages a listing follows.
 pub const MAX_PAGES: usize = 100;
-
-/// What a URL target answers until the Streamable HTTP transport exists.
-const NO_HTTP: &str = "--url (Streamable HTTP) is not available in this build yet";
 
 /// Notes about skipped lines printed before falling silent.
 const NOISE_NOTES: usize = 3;
@@ -129,10 +130,8 @@ impl Client {
                 StdioTransport::spawn(argv, &StdioOptions::default())
                     .map_err(|err| ClientError::Transport(err.into()))?,
             ),
-            Endpoint::Url(_) => {
-                return Err(ClientError::Transport(TransportError::Start(
-                    NO_HTTP.to_owned(),
-                )));
+            Endpoint::Url(url) => {
+                Box::new(HttpTransport::new(url).map_err(ClientError::Transport)?)
             }
         };
         Client::over(transport, target.era(), options).await
@@ -894,19 +893,31 @@ mod tests {
     }
 
     #[test]
-    fn a_url_target_is_not_served_yet() {
+    fn a_url_nobody_listens_on_is_gone_at_once() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        let target = Target::from_flags(None, Some("http://127.0.0.1:9/mcp"), "auto").unwrap();
+        // A port that was free a moment ago: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let target = Target::from_flags(None, Some(&url), "auto").unwrap();
         let err = runtime
             .block_on(Client::connect(&target, ClientOptions::default()))
             .err()
             .unwrap();
-        assert_eq!(
-            err.to_string(),
-            "--url (Streamable HTTP) is not available in this build yet"
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("the server at {url} could not be reached (")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("while waiting for \"server/discover\""),
+            "{text}"
         );
         assert!(err.is_fatal());
     }

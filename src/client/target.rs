@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::transport::command_line::tokenize;
+use crate::transport::http::outbound::{UrlError, parse_url};
 
 /// Which lifecycle to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,9 @@ pub enum TargetError {
     EmptyCommand,
     #[error("--era must be legacy | modern | auto (got \"{0}\")")]
     Era(String),
+    /// A `--url` that is not an absolute http(s) URL with a host.
+    #[error("--url: {0}")]
+    Url(UrlError),
 }
 
 impl Target {
@@ -121,10 +125,14 @@ impl Target {
     }
 
     fn checked(endpoint: Endpoint, era: EraChoice) -> Result<Target, TargetError> {
-        if let Endpoint::Stdio { argv, .. } = &endpoint {
-            if argv.is_empty() {
+        match &endpoint {
+            Endpoint::Stdio { argv, .. } if argv.is_empty() => {
                 return Err(TargetError::EmptyCommand);
             }
+            Endpoint::Url(url) => {
+                parse_url(url).map_err(TargetError::Url)?;
+            }
+            Endpoint::Stdio { .. } => {}
         }
         Ok(Target { endpoint, era })
     }
@@ -189,10 +197,28 @@ mod tests {
             (Some(""), Some(""), "auto", TargetError::MissingFlag),
             (Some("  "), None, "auto", TargetError::EmptyCommand),
             (Some("x"), None, "future", TargetError::Era("future".into())),
+            (
+                None,
+                Some("ftp://h/x"),
+                "auto",
+                TargetError::Url(UrlError::Scheme("ftp://h/x".into())),
+            ),
+            (
+                None,
+                Some("http://h/"),
+                "future",
+                TargetError::Era("future".into()),
+            ),
         ];
         for (stdio, url, era, want) in cases {
             assert_eq!(Target::from_flags(stdio, url, era).unwrap_err(), want);
         }
+        assert_eq!(
+            Target::from_flags(None, Some("localhost:8080/mcp"), "auto")
+                .unwrap_err()
+                .to_string(),
+            "--url: \"localhost:8080/mcp\" is not a URL"
+        );
         assert_eq!(
             TargetError::Era("future".into()).to_string(),
             "--era must be legacy | modern | auto (got \"future\")"

@@ -10,6 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
+use super::message::RpcError;
 use crate::protocol::Era;
 use crate::transport::stdio::{self, Exit, StdioError, StdioTransport};
 
@@ -66,9 +67,23 @@ pub enum TransportError {
     /// The transport could not be set up (spawn failed, empty command, bad URL).
     #[error("{0}")]
     Start(String),
+    /// An HTTP answer whose status is not 2xx, with the JSON-RPC error its body carried
+    /// (the reference's wording). Later requests may still succeed.
+    #[error("HTTP {status} from server{}", status_detail(.error.as_deref()))]
+    Status {
+        status: u16,
+        error: Option<Box<RpcError>>,
+    },
     /// Anything else; `fatal` says whether later requests can still succeed.
     #[error("{message}")]
     Failed { message: String, fatal: bool },
+}
+
+fn status_detail(error: Option<&RpcError>) -> String {
+    match error {
+        Some(error) => format!(" ({}: {})", error.code, error.message),
+        None => String::new(),
+    }
 }
 
 impl TransportError {
@@ -76,6 +91,7 @@ impl TransportError {
     pub fn is_fatal(&self) -> bool {
         match self {
             TransportError::Gone(_) | TransportError::Start(_) => true,
+            TransportError::Status { .. } => false,
             TransportError::Failed { fatal, .. } => *fatal,
         }
     }

@@ -6,6 +6,7 @@
 //! `MCP_CASSETTE_TIMEOUT_MS`.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -48,7 +49,8 @@ impl Run {
 
 /// `mcp-cassette <args>` with only `env` set among the variant variables.
 fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"));
+    let report = tempfile::NamedTempFile::new().expect("a temporary file");
+    let mut command = measured(Path::new(env!("CARGO_BIN_EXE_mcp-cassette")), report.path());
     command
         .args(args)
         .stdin(Stdio::null())
@@ -77,8 +79,8 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
         text
     });
     let (code, peak_kib) = loop {
-        if let Some(reaped) = try_reap(&child) {
-            break reaped;
+        if let Some((code, peak)) = try_reap(&child) {
+            break (code, peak_from(report.path(), peak));
         }
         if started.elapsed() > DEADLINE {
             let _ = child.kill();
@@ -93,6 +95,37 @@ fn cassette(args: &[&str], env: &[(&str, &str)]) -> Run {
         elapsed: started.elapsed(),
         peak_kib,
     }
+}
+
+/// `program` to be run under GNU time when it is installed, which writes the peak resident
+/// memory (KiB) of `program` alone to `report`.
+///
+/// Why not only `wait4`: the standard library starts a child with `posix_spawn`, which shares
+/// the test process's memory until `exec`, and Linux carries that memory's high-water mark into
+/// the child's peak. With many tests running in one process, a child would then report the
+/// test process's peak, not its own. `time` is a small process, so what it starts is measured
+/// alone. Without it, [`try_reap`]'s figure is used (right when tests run one at a time).
+pub fn measured(program: &Path, report: &Path) -> Command {
+    const TIME: &str = "/usr/bin/time";
+    if !Path::new(TIME).exists() {
+        return Command::new(program);
+    }
+    let mut command = Command::new(TIME);
+    command
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(report)
+        .arg(program);
+    command
+}
+
+/// The peak `time` wrote to `report` (its last line), or `fallback` when it wrote none.
+pub fn peak_from(report: &Path, fallback: u64) -> u64 {
+    std::fs::read_to_string(report)
+        .ok()
+        .and_then(|text| text.lines().last()?.trim().parse().ok())
+        .unwrap_or(fallback)
 }
 
 /// The exit code (`None` when killed by a signal) and peak resident memory (KiB) of `child`,

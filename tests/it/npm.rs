@@ -119,9 +119,11 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
 
     // The override runs a binary of the user's choosing, even with no platform package.
     let overridden = npx(&project, &["--version"], Some(bin()));
-    assert_eq!(
-        String::from_utf8_lossy(&overridden.stdout),
-        format!("mcp-cassette {version}\n")
+    assert!(
+        String::from_utf8_lossy(&overridden.stdout)
+            .starts_with(&format!("mcp-cassette {version} (")),
+        "{}",
+        String::from_utf8_lossy(&overridden.stdout)
     );
     let nowhere = tmp.path().join("no-such-binary");
     let bad = npx(&project, &["--version"], Some(nowhere.to_str().unwrap()));
@@ -136,9 +138,11 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
     npm_install(&project, &cache, &[native]);
     let version_out = npx(&project, &["--version"], None);
     assert!(version_out.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&version_out.stdout),
-        format!("mcp-cassette {version}\n")
+    assert!(
+        String::from_utf8_lossy(&version_out.stdout)
+            .starts_with(&format!("mcp-cassette {version} (")),
+        "{}",
+        String::from_utf8_lossy(&version_out.stdout)
     );
     let target = stdio_target("tiny");
     let check = npx(&project, &["check", "--stdio", &target], None);

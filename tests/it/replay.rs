@@ -1556,11 +1556,12 @@ fn malformed_lines_are_noted_a_few_times_then_counted() {
 
 /// Peak resident memory (KiB) of `replay <cassette>` fed `input`.
 fn replay_peak_kib(cassette: &Path, input: Vec<u8>) -> u64 {
+    let report = tempfile::NamedTempFile::new().expect("a temporary file");
     #[expect(
         clippy::zombie_processes,
         reason = "reaped by `try_reap` (wait4), which also reads its peak memory"
     )]
-    let mut child = Command::new(bin())
+    let mut child = crate::check::measured(Path::new(bin()), report.path())
         .args(["replay", cassette.to_str().unwrap()])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -1574,7 +1575,7 @@ fn replay_peak_kib(cassette: &Path, input: Vec<u8>) -> u64 {
     let started = std::time::Instant::now();
     let peak = loop {
         if let Some((_, peak)) = crate::check::try_reap(&child) {
-            break peak;
+            break crate::check::peak_from(report.path(), peak);
         }
         assert!(started.elapsed() < Duration::from_secs(300), "replay hung");
         thread::sleep(Duration::from_millis(10));
