@@ -6,7 +6,8 @@
 //! id the live fixture never mints, `block` a recorded answer to a call the fixture never
 //! answers, `tiny.http` the tiny session with its answers stored as an HTTP recording stores
 //! them (`chunks`), `tiny-list` the tiny session cut to the pairs `TINY_V2` drifts only in
-//! `tools/list`, `handshake-only` nothing to verify.
+//! `tools/list`, `handshake-only` nothing to verify. `py-http` was written by hand from the
+//! answers of `interop/python/http_server.py` (modern era, over Streamable HTTP).
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -14,6 +15,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 use crate::fixtures::fixture_server;
+use crate::http_client::{everything_http, python_http};
 use crate::interop::{everything, python_tiny, require_installed, through_record};
 use crate::record::bin;
 
@@ -523,4 +525,99 @@ fn a_python_sdk_session_recorded_by_us_verifies_clean_in_its_era() {
     let legacy = verify_cmd(&[&path, "--era", "legacy"], &python_tiny(), &[]);
     assert_eq!(code(&legacy), 1);
     assert!(stdout(&legacy).contains("    /resultType: \"complete\" → (absent)"));
+}
+
+/// The classes of a `--json` report, pair by pair.
+fn classes(report: &Value) -> Vec<(String, String)> {
+    report["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let class = if p["allowed"] == true {
+                "CHANGED (allowed)".to_owned()
+            } else {
+                p["class"].as_str().unwrap_or_default().to_owned()
+            };
+            (p["label"].as_str().unwrap_or_default().to_owned(), class)
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn server_everything_over_http_verifies_its_task_sequence() {
+    require_installed();
+    let (_server, url) = everything_http();
+    // The reference recorded this session over stdio in the legacy era.
+    let args = [
+        cassette("reference/corpus-0.4/everything.cassette.jsonl"),
+        "--json".to_owned(),
+        "--era".to_owned(),
+        "legacy".to_owned(),
+        "--allow-changed-paths".to_owned(),
+        "/status".to_owned(),
+        "--allow-changed-paths".to_owned(),
+        "/statusMessage".to_owned(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut over_http = args.clone();
+    over_http.extend(["--url", &url]);
+    let out = verify_cmd(&over_http, &[], &[]);
+    let http: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    let classes = classes(&http);
+    assert_eq!(classes.len(), 42, "{http:#}");
+    // Every request was answered, in the shape it was answered over stdio. Content may differ
+    // (timestamps in texts, what a tool says about its session); that is what CHANGED is for.
+    assert!(
+        classes
+            .iter()
+            .all(|(_, c)| c == "MATCH" || c.starts_with("CHANGED")),
+        "{classes:?}"
+    );
+    for label in [
+        "tools/call echo",
+        "tools/call get-sum",
+        "resources/list",
+        "prompts/list",
+    ] {
+        assert!(
+            classes.contains(&(label.to_owned(), "MATCH".to_owned())),
+            "{label}: {classes:?}"
+        );
+    }
+    let tasks: Vec<&(String, String)> = classes
+        .iter()
+        .filter(|(label, _)| label.starts_with("tasks/"))
+        .collect();
+    assert_eq!(tasks.len(), 10);
+    assert!(tasks.iter().all(|(_, c)| c != "CHANGED"), "{tasks:?}");
+    let followed = http["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["followed"][0]["pointer"] == "/taskId")
+        .count();
+    assert_eq!(followed, 10, "{http:#}");
+}
+
+/// The Python SDK refuses a modern HTTP `tools/call` whose `Mcp-Param-*` headers do not match
+/// its arguments; the cassette holds no `tools/list`, so the call only gets its header because
+/// verify lists the tools before re-firing.
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn a_modern_http_cassette_verifies_over_http_with_its_header_params() {
+    require_installed();
+    let (_server, url) = python_http();
+    let out = verify_cmd(
+        &[&cassette("verify/py-http.cassette.jsonl"), "--url", &url],
+        &[],
+        &[],
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "✓ MATCH    tools/call forecast\n✓ MATCH    tools/call echo\nverify: 2 match, 0 changed, 0 error-shape-changed, 0 missing\n"
+    );
 }
