@@ -14,10 +14,10 @@
 //!   answers) carried: the server said it first. A listing (`tools/list`, `resources/list`,
 //!   any method ending in `/list`) mints only its `nextCursor`: the names it lists are the
 //!   server's published surface, stable by intent, so a renamed resource is drift to report,
-//!   not a value to follow;
-//!   An MRTR `requestState` is minted whatever it looks like;
+//!   not a value to follow. An MRTR `requestState` is minted whatever it looks like;
 //! - a later recorded request whose params hold that exact string (a whole string leaf, anywhere
-//!   in params) **follows** it, from the latest pair whose answer minted it;
+//!   in params) **follows** it, from the latest pair whose answer minted it (an answer that
+//!   repeats a value its own request followed does not mint it again);
 //! - when re-firing, the follower carries the string the live server put at the same pointer of
 //!   its own answer to the minting request. When the live answer has no string there, the
 //!   recorded value is sent (and the output says it could not be followed), except for an MRTR
