@@ -231,6 +231,9 @@ pub struct VerifyArgs {
     /// Lifecycle era: legacy, modern or auto.
     #[arg(long = "era", value_name = "era", default_value = "auto")]
     pub era: String,
+    /// One JSON object (pairs, changed paths, followed values, summary) instead of text.
+    #[arg(long = "json")]
+    pub json: bool,
     /// The live server command, after `--`.
     #[arg(last = true, value_name = "command")]
     pub command: Vec<String>,

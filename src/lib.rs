@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! commands, cli        one file per verb; the only code that prints and picks exit codes
-//! record, replay       the stdio proxy and recorder core; the replay engine and its front-ends
+//! record, replay,      the stdio proxy and recorder core; the replay engine and its front-ends;
+//!   verify             re-firing a cassette at the live server and classifying the drift
 //! report               text, JSON, SARIF and terminal-safe renderings of findings
 //! inspect, contract    what a live server publishes (CAS-C checks); snapshots and drift
 //! client, lint, redact the one MCP client; the CAS-L rules and cassette lint; redaction
@@ -17,11 +18,13 @@
 //! ```
 //!
 //! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
-//! checks and the replay engine (index, session, schedule, miss diagnosis) are synchronous and
-//! pure: they read and write only the `Read`/`Write` they are handed. Tokio lives in
-//! `transport` (the child process), `client`, `record`, `commands`, and in replay only in the
-//! HTTP front-end (`replay --listen`) and behind passthrough, whose runtime is started at the
-//! first forwarded miss so a plain stdio replay never starts one.
+//! checks, `verify` (plan, following, classification) and the replay engine (index, session,
+//! schedule, miss diagnosis) are synchronous and pure: they read and write only the
+//! `Read`/`Write` they are handed (`verify` reads its cassette file, and `commands::verify`
+//! drives the client for it). Tokio lives in `transport` (the child process), `client`,
+//! `record`, `commands`, and in replay only in the HTTP front-end (`replay --listen`) and behind
+//! passthrough, whose runtime is started at the first forwarded miss so a plain stdio replay
+//! never starts one.
 
 pub(crate) mod atomic_file;
 pub mod cassette;
@@ -41,3 +44,4 @@ pub mod replay;
 pub(crate) mod report;
 pub(crate) mod severity;
 pub mod transport;
+pub(crate) mod verify;

@@ -13,19 +13,7 @@
 //! The parser lives with the cassette format because two layers read the header's list: replay
 //! applies it and `lint <cassette>` checks it, with the same messages.
 
-/// Splits a JSON Pointer into unescaped segments; `None` when it does not start with `/` (the empty
-/// pointer, the whole document, has no segments).
-pub fn split_pointer(pointer: &str) -> Option<Vec<String>> {
-    if pointer.is_empty() {
-        return Some(Vec::new());
-    }
-    let rest = pointer.strip_prefix('/')?;
-    Some(
-        rest.split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~"))
-            .collect(),
-    )
-}
+pub use crate::json::diff::split_pointer;
 
 /// One parsed declaration.
 #[derive(Debug, Clone, PartialEq, Eq)]

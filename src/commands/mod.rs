@@ -49,9 +49,3 @@ fn error_text(err: &anyhow::Error) -> String {
     }
     text
 }
-
-/// Prints a one-line refusal for a command that this build does not provide yet.
-fn not_built(what: &str) -> ExitCode {
-    eprintln!("mcp-cassette: {what} is not available in this build yet");
-    ExitCode::from(2)
-}

@@ -10,6 +10,7 @@
 //! | [`node`] | [`Node`]: a JSON value borrowed from its text or from a [`serde_json::Value`] |
 //! | [`canonical`] | canonical text: the one key order ([`key_cmp`]), the writer, string escaping |
 //! | [`number`] | JavaScript's spelling of numbers |
+//! | [`diff`] | the structural diff of two values as JSON Pointer paths (replay's miss diagnosis, `verify`), and pointer removal |
 //! | [`stringify`] | `JSON.stringify` and `String(value)` as JavaScript prints them (property order, indentation) |
 //!
 //! **One key order.** Canonical text sorts object keys by UTF-16 code units: the order of
@@ -27,6 +28,7 @@
 
 pub(crate) mod canonical;
 pub(crate) mod delimiter;
+pub(crate) mod diff;
 pub(crate) mod node;
 pub(crate) mod number;
 pub(crate) mod scan;

@@ -9,9 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use super::diff::{DiffEntry, diff_values, format_value};
 use super::fingerprint::{TOOLS_CALL, is_mrtr_retry, mrtr_part};
 use super::index::{CorpusEntry, Index};
+use crate::json::diff::{DiffEntry, diff_values, format_value};
 use crate::json::stringify::display as js_string;
 use crate::jsonrpc::Id;
 use crate::redact::Redactor;

@@ -9,7 +9,8 @@
 //!   subscriptions, counts) and matches each client message against the index, in the documented
 //!   order, returning the frames to send ([`session::Exchange`]) re-keyed to the client's ids. Any
 //!   number of sessions, on any threads, serve from one index;
-//! - [`miss`] explains a request nothing answered, using [`diff`] for the nearest recording;
+//! - [`miss`] explains a request nothing answered, using [`crate::json::diff`] for the nearest
+//!   recording (the structural diff `verify` shares);
 //! - [`volatile`] parses declared-volatile fields.
 //!
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout, [`http`] serves Streamable HTTP (one
@@ -29,12 +30,11 @@
 //! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
 //! 6. [`recorded`]: a recorded frame and a recorded answer, the vocabulary of 4 and 5;
 //! 7. [`shape`], then [`wire`], then [`fingerprint`]: a request's text, read fast;
-//! 8. [`volatile`], [`diff`], [`canonical`]: JSON values and text, knowing nothing of cassettes.
+//! 8. [`volatile`], [`canonical`]: JSON values and text, knowing nothing of cassettes.
 //!
 //! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`], the passthrough listen
 //! note) and the re-exports.
 
-pub mod diff;
 pub mod fingerprint;
 pub mod http;
 pub mod index;

@@ -7,8 +7,8 @@
 
 use serde_json::Value;
 
-use super::diff::remove_pointer;
 pub use crate::cassette::volatile::{Declaration, VolatileError};
+use crate::json::diff::remove_pointer;
 
 /// Every declaration in force for a replay: the header's own, then the invocation's.
 #[derive(Debug, Clone, Default)]

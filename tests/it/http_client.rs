@@ -590,7 +590,7 @@ fn wait_for_port(port: u16, child: &mut Child) {
 }
 
 /// A server child that is killed when the test ends, however it ends.
-struct Running(Child);
+pub(crate) struct Running(Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -599,7 +599,7 @@ impl Drop for Running {
     }
 }
 
-fn everything_http() -> (Running, String) {
+pub(crate) fn everything_http() -> (Running, String) {
     let port = free_port();
     let mut child = Command::new("node")
         .arg(
@@ -711,7 +711,7 @@ fn server_everything_snapshots_alike_over_http_and_stdio() {
     assert!(stdout(&out).contains("[OK] contract unchanged"));
 }
 
-fn python_http() -> (Running, String) {
+pub(crate) fn python_http() -> (Running, String) {
     let port = free_port();
     let mut child = Command::new(python())
         .arg(interop_dir().join("python/http_server.py"))

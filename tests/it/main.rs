@@ -19,3 +19,4 @@ mod redact;
 mod replay;
 mod replay_http;
 mod sarif;
+mod verify;

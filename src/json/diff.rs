@@ -29,12 +29,12 @@ pub struct DiffEntry {
 /// a secret starting within those characters is still whole when it is redacted. Without the
 /// bound, a request near the line limit was copied whole into each diff entry, and again on the
 /// way to being shown (docs/replay.md, "Bad input").
-pub const PREVIEW_BYTES: usize = 64 * 1024;
+pub(crate) const PREVIEW_BYTES: usize = 64 * 1024;
 
 /// `value`, cut down to about [`PREVIEW_BYTES`]: long strings keep their head, arrays and objects
 /// their first members. A cut value always renders longer than what a diagnosis shows, so the
 /// cut shows as the diagnosis's own ellipsis.
-pub fn preview(value: &Value) -> Value {
+pub(crate) fn preview(value: &Value) -> Value {
     let mut budget = PREVIEW_BYTES;
     cut(value, &mut budget)
 }
@@ -79,12 +79,12 @@ fn cut(value: &Value, budget: &mut usize) -> Value {
 }
 
 /// RFC 6901 escaping of one segment: `~` becomes `~0`, `/` becomes `~1`.
-pub fn escape_segment(segment: &str) -> String {
+pub(crate) fn escape_segment(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
 /// Every path where `recorded` and `live` differ, objects by sorted key, arrays by position.
-pub fn diff_values(recorded: &Value, live: &Value) -> Vec<DiffEntry> {
+pub(crate) fn diff_values(recorded: &Value, live: &Value) -> Vec<DiffEntry> {
     let mut out = Vec::new();
     walk(recorded, live, &mut String::new(), None, &mut out);
     out
@@ -154,7 +154,7 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// A short single-line rendering of a value for people: its JSON (numbers spelled as JavaScript
 /// spells them), `(absent)` for a missing one, cut to `max` UTF-16 units with a trailing `…`.
-pub fn format_value(value: Option<&Value>, max: usize) -> String {
+pub(crate) fn format_value(value: Option<&Value>, max: usize) -> String {
     let text = match value {
         None => return "(absent)".to_owned(),
         Some(v) => {
@@ -181,11 +181,25 @@ pub fn format_value(value: Option<&Value>, max: usize) -> String {
     kept
 }
 
+/// Splits a JSON Pointer into unescaped segments; `None` when it does not start with `/` (the empty
+/// pointer, the whole document, has no segments).
+pub fn split_pointer(pointer: &str) -> Option<Vec<String>> {
+    if pointer.is_empty() {
+        return Some(Vec::new());
+    }
+    let rest = pointer.strip_prefix('/')?;
+    Some(
+        rest.split('/')
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
+}
+
 /// Removes what a JSON Pointer (given as segments) names from `value`: an object member is
 /// deleted, an array element is replaced by the string `"[ignored]"` so that later elements keep
 /// their indices. A path that does not exist, or a non-numeric segment under an array, changes
 /// nothing. Returns whether anything changed.
-pub fn remove_pointer(value: &mut Value, segments: &[String]) -> bool {
+pub(crate) fn remove_pointer(value: &mut Value, segments: &[String]) -> bool {
     let Some((last, parents)) = segments.split_last() else {
         return false;
     };
@@ -226,7 +240,6 @@ fn array_index(segment: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassette::volatile::split_pointer;
     use serde_json::json;
 
     fn paths(a: Value, b: Value) -> Vec<String> {
