@@ -57,9 +57,14 @@ fn record(args: RecordArgs) -> Result<u8, String> {
 
     let started = time::OffsetDateTime::now_utc();
     let mut header = Header::new(&recorder_id(), &format_iso(started), Transport::Stdio);
-    let command = match &redactor {
-        Some(r) => args.command.iter().map(|a| r.redact_text(a).0).collect(),
-        None => args.command.clone(),
+    // The command line's secrets are remembered, so a message repeating one is redacted too.
+    let (command, redactor) = match redactor {
+        Some(r) => {
+            let mut echoes = r.echoes();
+            let (command, _) = r.redact_command(&args.command, &mut echoes);
+            (command, Some(r.with_echo_seed(echoes)))
+        }
+        None => (args.command.clone(), None),
     };
     header.set_command(command);
     match &redactor {

@@ -32,6 +32,10 @@ pub struct Echoes {
     secrets: Vec<String>,
     automaton: Option<AhoCorasick>,
     dirty: bool,
+    /// Where in the file or session each secret was learned (parallel to `secrets`), for
+    /// [`EarlyCheck`]; the caller moves [`Echoes::set_position`] along.
+    learned_at: Vec<usize>,
+    position: usize,
 }
 
 impl Echoes {
@@ -61,7 +65,38 @@ impl Echoes {
         self.by_secret
             .insert(secret.to_owned(), placeholder(rule, secret));
         self.secrets.push(secret.to_owned());
+        self.learned_at.push(self.position);
         self.dirty = true;
+    }
+
+    /// Says where what is learned next comes from (an entry's position in the file).
+    pub fn set_position(&mut self, position: usize) {
+        self.position = position;
+    }
+
+    /// The test for a remembered secret appearing before the place it was learned.
+    pub fn early_check(&self) -> EarlyCheck {
+        let mut patterns: Vec<String> = Vec::with_capacity(self.secrets.len() * 2);
+        let mut at: Vec<usize> = Vec::with_capacity(self.secrets.len() * 2);
+        for (secret, pos) in self.secrets.iter().zip(&self.learned_at) {
+            // As written inside a JSON string, and as it is (a raw line that is not JSON).
+            let quoted = crate::json::quote(secret);
+            let spelled = &quoted[1..quoted.len() - 1];
+            if spelled != secret {
+                patterns.push(spelled.to_owned());
+                at.push(*pos);
+            }
+            patterns.push(secret.clone());
+            at.push(*pos);
+        }
+        EarlyCheck {
+            automaton: AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .ok(),
+            at,
+            last: self.learned_at.iter().copied().max(),
+        }
     }
 
     fn automaton(&mut self) -> Option<&AhoCorasick> {
@@ -117,6 +152,36 @@ impl Echoes {
         }
         out.push_str(&text[last..]);
         Some(out)
+    }
+}
+
+/// Finds lines that hold a remembered secret before the line it was learned from: a streaming
+/// pass that learns as it goes misses those, and a second pass with the whole set must run.
+#[derive(Debug)]
+pub struct EarlyCheck {
+    automaton: Option<AhoCorasick>,
+    at: Vec<usize>,
+    last: Option<usize>,
+}
+
+impl EarlyCheck {
+    /// Whether the line at `position` may hold a secret learned after it. A line with a `\u`
+    /// or `\/` escape may spell one in a way no literal search sees, so it counts when any
+    /// secret was learned after it.
+    pub fn is_early(&self, position: usize, line: &str) -> bool {
+        let Some(last) = self.last else {
+            return false;
+        };
+        if position >= last {
+            return false;
+        }
+        if line.contains("\\u") || line.contains("\\/") {
+            return true;
+        }
+        self.automaton.as_ref().is_some_and(|ac| {
+            ac.find_overlapping_iter(line)
+                .any(|m| self.at[m.pattern().as_usize()] > position)
+        })
     }
 }
 

@@ -16,6 +16,7 @@
 //! text walk), `raw_line`, [`config`] (`--redact-config` and its hash), `pattern` (JavaScript
 //! regex syntax on the `regex` crate), [`scan`] (audit reports).
 
+mod argv;
 pub mod config;
 pub mod echo;
 pub mod json;
@@ -67,6 +68,7 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
         allow: HashSet::new(),
         hash: None,
     }),
+    seed: None,
 });
 
 /// The redaction rules in force: built-ins plus an optional user config. Cheap to clone, and
@@ -74,6 +76,9 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
 #[derive(Clone, Debug)]
 pub struct Redactor {
     inner: Arc<Inner>,
+    /// Secrets a session starts out knowing (the server command line's, found before the first
+    /// frame), handed to every echo set made with [`Redactor::echoes`].
+    seed: Option<Arc<Echoes>>,
 }
 
 #[derive(Debug)]
@@ -435,7 +440,19 @@ impl Redactor {
                 allow: config.allow().iter().cloned().collect(),
                 hash: config.hash(),
             }),
+            seed: None,
         }
+    }
+
+    /// These rules, with `seed` as the secrets every session's echo set starts from.
+    pub fn with_echo_seed(mut self, seed: Echoes) -> Redactor {
+        self.seed = (!seed.is_empty()).then(|| Arc::new(seed));
+        self
+    }
+
+    /// A fresh echo set for one session (docs/redaction.md, "Echoes"), holding the seed.
+    pub fn echoes(&self) -> Echoes {
+        self.seed.as_deref().cloned().unwrap_or_default()
     }
 
     /// The config hash (docs/redaction.md, "The config hash") of the config in force; `None` without a (non-empty) config.
@@ -539,31 +556,43 @@ impl Redactor {
 
     fn redact_header_with(&self, header: &mut Header, mut echoes: Option<&mut Echoes>) -> usize {
         let mut count = 0;
-        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(command) = header.command() {
-            let mut changed = false;
-            let redacted: Vec<String> = command
-                .iter()
-                .map(
-                    |arg| match self.inner.text_with(arg, echoes.as_deref_mut(), &mut hit) {
-                        Some(new) => {
-                            changed = true;
-                            new
-                        }
-                        None => arg.clone(),
-                    },
-                )
-                .collect();
-            if changed {
-                header.set_command(redacted);
+            if let Some(new) =
+                self.inner
+                    .command(&command, echoes.as_deref_mut(), &mut |_, _, _| count += 1)
+            {
+                header.set_command(new);
             }
         }
+        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(url) = header.url() {
             if let Some(new) = self.inner.text_with(url, echoes, &mut hit) {
                 header.set_url(&new);
             }
         }
         count
+    }
+
+    /// Redacts a server command line (docs/redaction.md, "Raw lines, command and URL"): values
+    /// of sensitive flags and `NAME=value` assignments, and the shape rules over every argument.
+    /// The secrets found are remembered in `echoes`, so they are redacted wherever a message
+    /// repeats them. Returns the arguments and the count.
+    pub fn redact_command(&self, args: &[String], echoes: &mut Echoes) -> (Vec<String>, usize) {
+        let mut count = 0;
+        let out = self
+            .inner
+            .command(args, Some(echoes), &mut |_, _, _| count += 1);
+        (out.unwrap_or_else(|| args.to_vec()), count)
+    }
+
+    /// Hits in a command line as `(argument index, hit)`, echoes applied as in
+    /// [`Redactor::redact_command`].
+    pub fn scan_command(&self, args: &[String], echoes: &mut Echoes) -> Vec<(usize, Hit)> {
+        let mut hits = Vec::new();
+        self.inner.command(args, Some(echoes), &mut |i, r, s| {
+            hits.push((i, self.hit(r, s, "")));
+        });
+        hits
     }
 
     /// [`Redactor::redact_frame`] with echoes (docs/redaction.md, "Echoes").

@@ -42,9 +42,9 @@ use super::miss::{MissReason, diagnose, format_miss, miss_answer};
 use super::recorded::{Answer, Recorded};
 use super::schedule::Released;
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
-use crate::jsonrpc::{FrameKind, Id};
+use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
-use crate::redact::{RedactConfig, Redactor};
+use crate::redact::{Echoes, RedactConfig, Redactor};
 use rekey::{rekey_response, rekey_subscription};
 
 /// What happened to one message.
@@ -115,6 +115,9 @@ impl Exchange {
 pub struct Rules {
     config: Option<RedactConfig>,
     built: OnceLock<Redactor>,
+    /// Secrets this session's requests carried, redacted wherever a later request repeats them,
+    /// as `record` did (docs/redaction.md, "Echoes").
+    echoes: Echoes,
 }
 
 impl Rules {
@@ -123,7 +126,22 @@ impl Rules {
         Rules {
             config,
             built: OnceLock::new(),
+            echoes: Echoes::new(),
         }
+    }
+
+    /// A live request's params redacted as `record` redacted them, echoes included.
+    pub fn redact_request(&mut self, params: &Value) -> (Value, usize) {
+        let redactor = self.get().clone();
+        redactor.redact_value_echoing(params, &mut self.echoes)
+    }
+
+    /// A frame appended to the cassette, redacted with this session's echoes.
+    pub fn redact_frame(&mut self, frame: &Frame) -> Option<Frame> {
+        let redactor = self.get().clone();
+        redactor
+            .redact_frame_echoing(frame, &mut self.echoes)
+            .map(|(f, _)| f)
     }
 
     pub fn get(&self) -> &Redactor {
@@ -407,7 +425,7 @@ impl Session {
                 None
             };
             if let Some(params) = reparsed.as_ref().or(shaped.as_ref()) {
-                let (mut redacted, changed) = self.redactor.get().redact_value(params);
+                let (mut redacted, changed) = self.redactor.redact_request(params);
                 drop(reparsed);
                 if changed > 0 {
                     // From here on only the redacted params are read.
