@@ -18,8 +18,8 @@ use anyhow::anyhow;
 use crate::atomic_file::{AtomicFile, Permissions};
 use crate::cassette::{self, EntryKind, Reader, Writer};
 use crate::cli::RedactArgs;
-use crate::redact::scan::result_line;
 use crate::line::{Line, LineBuffer, OverLimit};
+use crate::redact::scan::result_line;
 use crate::redact::{CassetteScanner, Echoes, RedactConfig, Redactor, check_config_hash};
 
 /// How much of a scan report is held before it is written out. The report is written in one

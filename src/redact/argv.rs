@@ -66,9 +66,8 @@ impl Inner {
                 }
                 _ => (arg.len(), ""),
             };
-            let secret_value = !value.is_empty()
-                && !contains_placeholder(value)
-                && !self.allow.contains(value);
+            let secret_value =
+                !value.is_empty() && !contains_placeholder(value) && !self.allow.contains(value);
             let mut learned: Vec<(String, String)> = Vec::new();
             let mut note = |r: &str, s: &str, _: &super::PathFn<'_>| {
                 learned.push((r.to_owned(), s.to_owned()));
@@ -120,7 +119,13 @@ mod tests {
     fn sensitive_flags_and_assignments() {
         let ph = |s: &str| placeholder("keyctx", s);
         assert_eq!(
-            run(&["srv", "--api-key=abc", "--token", "hunter2-x", "API_TOKEN=zz9"]),
+            run(&[
+                "srv",
+                "--api-key=abc",
+                "--token",
+                "hunter2-x",
+                "API_TOKEN=zz9"
+            ]),
             vec![
                 "srv".to_owned(),
                 format!("--api-key={}", ph("abc")),
@@ -141,7 +146,12 @@ mod tests {
             )]
         );
         // An echo later in the line.
-        let out = run(&["--secret", "correct-horse-9", "--header", "x: correct-horse-9"]);
+        let out = run(&[
+            "--secret",
+            "correct-horse-9",
+            "--header",
+            "x: correct-horse-9",
+        ]);
         assert_eq!(out[3], format!("x: {}", ph("correct-horse-9")));
         // Idempotent.
         let again = run(&out.iter().map(String::as_str).collect::<Vec<_>>());

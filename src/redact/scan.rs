@@ -137,7 +137,7 @@ impl CassetteScanner {
             excerpt: h.excerpt,
         };
         let command = header.command().unwrap_or_default();
-        for (i, h) in self.redactor.scan_command(&command, &mut self.echoes) {
+        for (i, h) in self.redactor.scan_command(command, &mut self.echoes) {
             out.push(header_hit(h, format!("command[{i}]")));
         }
         if let Some(url) = header.url() {

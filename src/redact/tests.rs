@@ -229,7 +229,14 @@ fn raw_lines() {
         )
     );
     assert_eq!(r.scan_raw_line(&log)[0].path, "raw");
-    assert_eq!(r.redact_raw_line("password=correct-horse-battery").1, 0);
+    // A `name=value` pair in a plain line is caught by the free-text pair rule.
+    assert_eq!(
+        r.redact_raw_line("password=correct-horse-battery").0,
+        format!(
+            "password={}",
+            placeholder("keyctx", "correct-horse-battery")
+        )
+    );
 
     // A secret that needs escaping is found in its escaped spelling, and the line stays JSON.
     let escaped = json!({ "token": "quote\"and\\slash-secret" }).to_string();
