@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 
-use crate::atomic_file::{AtomicFile, Permissions};
+use crate::atomic_file::{AtomicFile, CASSETTE_MODE, Permissions};
 use crate::cassette::{self, EntryKind, Reader, Writer};
 use crate::cli::RedactArgs;
 use crate::line::{Line, LineBuffer, OverLimit};
@@ -313,7 +313,7 @@ fn write_pass(
     }
     // Written beside the output and renamed into place once complete (with the output's
     // mode when it exists): a failure leaves no half-written file and no temporary one.
-    let mut temp = AtomicFile::create(out, Permissions::KeepTarget)?;
+    let mut temp = AtomicFile::create(out, Permissions::KeepTargetOr(CASSETTE_MODE))?;
     let write_err = |e: io::Error| anyhow!(e).context(format!("failed to write {}", out.display()));
     let mut writer = Writer::new(BufWriter::with_capacity(256 * 1024, &mut temp));
     echoes.set_position(0);

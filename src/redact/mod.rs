@@ -785,6 +785,17 @@ impl Redactor {
         hits
     }
 
+    /// A text as a report may show it: shape rules, then every remembered secret, replaced;
+    /// nothing is learned.
+    pub fn mask_text(&self, text: &str, echoes: &mut Echoes) -> String {
+        let shaped = self.inner.text(text, &mut |_, _, _| {});
+        let current = shaped.as_deref().unwrap_or(text);
+        match echoes.apply(current, &mut |_, _| {}) {
+            Some(new) => new,
+            None => shaped.unwrap_or_else(|| text.to_owned()),
+        }
+    }
+
     fn hit(&self, rule: &str, secret: &str, path: &str) -> Hit {
         // A key can be secret-shaped too; a report must not print it.
         let path = if SHAPE_TRIGGER_AC.is_match(path) {

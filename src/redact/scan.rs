@@ -187,12 +187,14 @@ impl CassetteScanner {
             },
             _ => None,
         };
+        // A method name or a key on the path can be a secret too; the report shows neither.
+        let method = method.map(|m| self.redactor.mask_text(&m, &mut self.echoes));
         hits.into_iter()
             .map(|h| ScanHit {
                 rule: h.rule,
                 dir: dir.as_str(),
                 method: method.clone(),
-                path: h.path,
+                path: self.redactor.mask_text(&h.path, &mut self.echoes),
                 excerpt: h.excerpt,
             })
             .collect()
