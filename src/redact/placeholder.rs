@@ -163,7 +163,9 @@ mod tests {
             mask_secret("ghp_NOTAREALTOKENFORTESTSONLY0000000000", "github"),
             "ghp_**************** (39 chars)"
         );
-        assert_eq!(mask_secret("ab", "x"), "ab (2 chars)");
+        // A user pattern's match may start anywhere in a secret: nothing of it is shown.
+        assert_eq!(mask_secret("ab", "x"), "** (2 chars)");
+        assert_eq!(mask_secret("sk-abcdefgh", "openai"), "sk-******** (11 chars)");
         assert_eq!(utf16_len("a😀"), 3);
     }
 }
