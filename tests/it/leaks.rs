@@ -618,3 +618,48 @@ fn cassettes_are_private_files() {
     let mode = std::fs::metadata(&out).expect("out").permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{mode:o}");
 }
+
+/// Replay redacts a live request's echo of a secret an earlier request carried, as `record`
+/// did, so the live session matches its recording.
+#[test]
+fn replay_matches_a_live_echo_of_an_earlier_secret() {
+    let secret = "Zz9-echo-secret-0001";
+    let login = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"login","arguments":{{"password":"{secret}"}}}}}}"#
+    );
+    let echo = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"note","arguments":{{"text":"remember {secret}"}}}}}}"#
+    );
+    let script = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"logged in"}]}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"noted"}]}}"#,
+        "\n"
+    );
+    let client = session(&[&login, &echo]);
+    let rec = record_script(script, &client, &[], &[]);
+    assert_no_leak(&rec.cassette, &[secret]);
+    let mut child = Command::new(bin())
+        .arg("replay")
+        .arg(&rec.cassette)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("replay spawns");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(client.as_bytes())
+        .expect("requests written");
+    let out = child.wait_with_output().expect("replay ran");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("logged in") && stdout.contains("noted"),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
