@@ -165,7 +165,10 @@ mod tests {
         );
         // A user pattern's match may start anywhere in a secret: nothing of it is shown.
         assert_eq!(mask_secret("ab", "x"), "** (2 chars)");
-        assert_eq!(mask_secret("sk-abcdefgh", "openai"), "sk-******** (11 chars)");
+        assert_eq!(
+            mask_secret("sk-abcdefgh", "openai"),
+            "sk-******** (11 chars)"
+        );
         assert_eq!(utf16_len("a😀"), 3);
     }
 }

@@ -87,11 +87,12 @@ fn builtin(
 pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
     let b = r"(?-u:\b)";
     vec![
-        // A PEM private-key block, armour lines included, to its END line or, cut short, to
-        // the end of the text. First, so no other shape takes a piece of its body.
+        // A PEM private-key block, armour lines included, to its END line or, cut short, as
+        // far as it goes. First, so no other shape takes a piece of its body. The body never
+        // holds a quote, and stopping at one (or at an escaped one) keeps a raw JSON line JSON.
         builtin(
             "privatekey",
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----(?s:.*?)(?:-----END[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----|\z)",
+            r#"-----BEGIN[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----(?:(?:[^"\\]|\\[^"])*?-----END[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----|(?:[^"\\]|\\[^"])*)"#,
             None,
             &["PRIVATE KEY"],
         ),

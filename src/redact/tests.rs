@@ -459,6 +459,9 @@ mod properties {
             "\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\]",
             "[a-z]{0,4}\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\][a-z0-9]{0,10}",
             "https?://[a-z.]{1,12}/[a-z/]{0,10}(\\?[a-z=]{1,6})?",
+            "[a-z ]{0,6}(password|token|api_key|note|Secret)(=|: |\":\")[A-Za-z0-9!.-]{4,14}[ ,]?",
+            "-----BEGIN (RSA )?PRIVATE KEY-----\n[A-Za-z0-9+/]{4,20}(\n-----END (RSA )?PRIVATE KEY-----)?",
+            "\\{\"(password|name|token)\":\"[a-z0-9-]{4,12}\"( *, *\"n\": *[0-9]{1,9})?\\}",
         ]
     }
 
