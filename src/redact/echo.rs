@@ -36,6 +36,9 @@ pub struct Echoes {
     /// [`EarlyCheck`]; the caller moves [`Echoes::set_position`] along.
     learned_at: Vec<usize>,
     position: usize,
+    /// Some secret is spelled differently inside a JSON string (it holds a quote, a backslash
+    /// or a control character), so a literal search of JSON text can miss it.
+    escapable: bool,
 }
 
 impl Echoes {
@@ -64,6 +67,9 @@ impl Echoes {
         }
         self.by_secret
             .insert(secret.to_owned(), placeholder(rule, secret));
+        self.escapable |= secret
+            .chars()
+            .any(|c| c == '"' || c == '\\' || c.is_control());
         self.secrets.push(secret.to_owned());
         self.learned_at.push(self.position);
         self.dirty = true;
@@ -113,6 +119,20 @@ impl Echoes {
     /// The placeholder for a value that is exactly a remembered secret (a number's text).
     pub fn exact(&self, text: &str) -> Option<&str> {
         self.by_secret.get(text).map(String::as_str)
+    }
+
+    /// Whether JSON text may hold a remembered secret: literally, through a `\\u` or `\\/`
+    /// escape that could spell part of one, or through any escape when a secret needs one.
+    pub fn may_hold(&mut self, json_text: &str) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        if self.hits(json_text) {
+            return true;
+        }
+        let bytes = json_text.as_bytes();
+        memchr::memchr_iter(b'\\', bytes)
+            .any(|i| self.escapable || matches!(bytes.get(i + 1), Some(b'u' | b'/')))
     }
 
     /// Whether `text` holds a remembered secret (a cheap test before decoding anything).

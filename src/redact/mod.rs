@@ -302,7 +302,7 @@ impl Inner {
         echoes: &mut Echoes,
         hit: &mut HitFn<'_>,
     ) -> Result<Option<String>, NotJson> {
-        if echoes.is_empty() || (!echoes.hits(text) && !text.contains('\\')) {
+        if !echoes.may_hold(text) {
             // Valid or not, nothing in it can be an echo.
             return Ok(None);
         }

@@ -179,7 +179,16 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
 
 /// Lowercased words one of which every sensitive key in a free-text pair holds (the key rules'
 /// substrings and the `auth`/`pass` segments): a text with none of them needs no pair pass.
-pub const PAIR_TRIGGERS: [&str; 6] = ["token", "secret", "pass", "api", "auth", "credential"];
+pub const PAIR_TRIGGERS: [&str; 8] = [
+    "token",
+    "secret",
+    "pass",
+    "api_key",
+    "api-key",
+    "apikey",
+    "auth",
+    "credential",
+];
 
 /// The secret in a pair the [`Kind::Pair`] rule matched, or `None` when it is not one: the name
 /// must be sensitive, and the value, less trailing punctuation, at least 8 characters. After a
