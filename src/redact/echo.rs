@@ -19,9 +19,12 @@ use super::placeholder::{contains_placeholder, overlaps, placeholder, placeholde
 /// Shortest value remembered, in characters.
 pub const MIN_ECHO_LEN: usize = 8;
 /// Longest value remembered, in bytes: a longer one is still redacted where it was found.
-pub const MAX_ECHO_BYTES: usize = 64 * 1024;
+pub const MAX_ECHO_BYTES: usize = 4 * 1024;
 /// How many values are remembered at most; later ones are redacted where found, not echoed.
-pub const MAX_ECHOES: usize = 4096;
+pub const MAX_ECHOES: usize = 1024;
+/// How many bytes of values are remembered at most. With the count, this bounds the automaton's
+/// memory and the cost of rebuilding it, whatever a hostile server sends.
+pub const MAX_ECHO_TOTAL: usize = 64 * 1024;
 
 /// The secrets seen so far in one session (or one cassette), with the placeholder each became.
 #[derive(Debug, Default, Clone)]
@@ -39,6 +42,8 @@ pub struct Echoes {
     /// Some secret is spelled differently inside a JSON string (it holds a quote, a backslash
     /// or a control character), so a literal search of JSON text can miss it.
     escapable: bool,
+    /// Bytes of the values remembered.
+    total: usize,
 }
 
 impl Echoes {
@@ -58,6 +63,7 @@ impl Echoes {
     pub fn learn(&mut self, rule: &str, secret: &str) {
         if self.secrets.len() >= MAX_ECHOES
             || secret.len() > MAX_ECHO_BYTES
+            || self.total + secret.len() > MAX_ECHO_TOTAL
             || secret.chars().nth(MIN_ECHO_LEN - 1).is_none()
             || secret.trim().len() != secret.len()
             || contains_placeholder(secret)
@@ -70,6 +76,7 @@ impl Echoes {
         self.escapable |= secret
             .chars()
             .any(|c| c == '"' || c == '\\' || c.is_control());
+        self.total += secret.len();
         self.secrets.push(secret.to_owned());
         self.learned_at.push(self.position);
         self.dirty = true;
@@ -246,5 +253,30 @@ mod tests {
             e.learn("keyctx", &format!("secret-value-{i:08}"));
         }
         assert_eq!(e.len(), MAX_ECHOES);
+        let mut big = Echoes::new();
+        for i in 0..100 {
+            big.learn("keyctx", &format!("{i:04}{}", "x".repeat(4000)));
+        }
+        assert_eq!(big.len(), MAX_ECHO_TOTAL / 4004);
+    }
+
+    #[test]
+    fn early_sightings_are_found() {
+        let mut e = Echoes::new();
+        e.set_position(5);
+        e.learn("keyctx", "quote\"d-secret");
+        e.set_position(9);
+        e.learn("keyctx", "plain-secret-1");
+        let check = e.early_check();
+        assert!(check.is_early(3, "x plain-secret-1 y"));
+        assert!(
+            check.is_early(3, r#"{"a":"quote\"d-secret"}"#),
+            "JSON spelling"
+        );
+        assert!(check.is_early(6, "x plain-secret-1 y"));
+        assert!(!check.is_early(9, "x plain-secret-1 y"), "learned there");
+        assert!(!check.is_early(6, "x quote\"d-secret y"), "learned before");
+        assert!(check.is_early(1, r"a \u0041 b"), "an escape may spell one");
+        assert!(!check.is_early(1, "nothing here"));
     }
 }
