@@ -136,6 +136,12 @@ impl Rules {
         redactor.redact_value_echoing(params, &mut self.echoes)
     }
 
+    /// A text as a diagnosis may show it: shape rules, then this session's remembered secrets.
+    pub fn mask(&mut self, text: &str) -> String {
+        let redactor = self.get().clone();
+        redactor.mask_text(text, &mut self.echoes)
+    }
+
     /// A frame appended to the cassette, redacted with this session's echoes.
     pub fn redact_frame(&mut self, frame: &Frame) -> Option<Frame> {
         let redactor = self.get().clone();
@@ -479,6 +485,7 @@ impl Session {
         // Diagnosed before any borrowing: the reason is about this request, not the loan.
         let reason = diagnose(&self.index, method, effective, fp);
         let diagnosis = format_miss(&reason, self.redactor.get());
+        let diagnosis = self.redactor.mask(&diagnosis);
         if self.on_miss == OnMiss::Warn && !is_mrtr_retry(effective) && method != TASKS_GET {
             if let Some(p) = self.take_same_method(method) {
                 self.stats.borrowed += 1;
@@ -486,7 +493,7 @@ impl Session {
             }
         }
         self.stats.misses += 1;
-        let shown_method = self.redactor.get().redact_text(method).0;
+        let shown_method = self.redactor.mask(method);
         let mut ex = Exchange::silent();
         ex.answer = Some(Outbound::Owned(miss_answer(
             &req.id,
