@@ -108,11 +108,12 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
         // to the last `@` before whitespace, `?`, `#` or a quote, so one holding `@`, `/` or `:`
         // is taken whole rather than cut at its first `@` (a cut password is a leaked half).
         // A "password" that is a port followed by a path (`host:8080/a@b`) is not one: see
-        // [`is_port_and_path`].
+        // [`is_port_and_path`]. Up to three single spaces may sit inside a password (`redis://
+        // :my pass word@cache`); a port followed by a space is prose, not a password.
         builtin(
             "urlcreds",
             &format!(
-                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+)@"#
+                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+(?: [^{JS_SPACE}?#"'<>`\\]+){{0,3}})@"#
             ),
             Some(1),
             &["://"],
@@ -387,10 +388,11 @@ pub fn has_pair_trigger(text: &str) -> bool {
 }
 
 /// Whether what `urlcreds` took for a password is a port and a path (`8080/users/@alice` in
-/// `https://host:8080/users/@alice`): digits, then `/` or the end.
+/// `https://host:8080/users/@alice`) or a port and prose (`8080 is down, mail admin@…`):
+/// digits, then `/`, a space or the end.
 fn is_port_and_path(text: &str) -> bool {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    (1..=5).contains(&digits) && matches!(text.as_bytes().get(digits), None | Some(b'/'))
+    (1..=5).contains(&digits) && matches!(text.as_bytes().get(digits), None | Some(b'/' | b' '))
 }
 
 /// The char boundary after `at` (or one past the end, which stops the search).
@@ -471,6 +473,8 @@ mod tests {
             ("redis://:r3d1sOnlyPass@cache:6379", "r3d1sOnlyPass"),
             ("amqp://u:p@ss/w:rd@mq.internal/vh", "p@ss/w:rd"),
             ("postgres://u:p%40ss%20word@db/x", "p%40ss%20word"),
+            ("redis://:my secret pass@cache:6379", "my secret pass"),
+            ("mysql://root:a b@c d@db:3306", "a b@c d"),
         ] {
             assert_eq!(redact(dsn), dsn.replace(pw, &placeholder("urlcreds", pw)));
         }
@@ -489,6 +493,7 @@ mod tests {
             "https://example.com:8443/users/@alice",
             "http://localhost:3000",
             "see http://host:80/a and mail@example.com",
+            "http://example.com:8080 is down, mail admin@example.com",
             "postgres://app_user@db.internal:5432/appdb",
             "xghp_NOTAREALTOKENFORTESTSONLY0000000000",
             "AKIANOTAREALKEYXXX00X",
