@@ -157,6 +157,7 @@ fn every_leaf_under_a_sensitive_key_is_redacted() {
 fn url_credentials_in_every_form_are_redacted() {
     let urls = [
         ("redis://:r3disEmptyUserPw@cache:6379/0", "r3disEmptyUserPw"),
+        ("redis://:my secret pass@cache:6379/1", "my secret pass"),
         ("amqp://user:p@ss/w:rd99@mq.internal/vhost", "p@ss/w:rd99"),
         (
             "postgres://app:pct%40enc%2Fpw@db:5432/app",
