@@ -14,6 +14,10 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The mode a new cassette file gets: it may hold what redaction did not recognise
+/// (docs/redaction.md, "Cassette files are private").
+pub(crate) const CASSETTE_MODE: u32 = 0o600;
+
 /// The mode a new file gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permissions {
@@ -24,6 +28,8 @@ pub enum Permissions {
     /// The target's mode when it exists (a rewrite keeps what its owner set), else
     /// [`Permissions::Default`].
     KeepTarget,
+    /// The target's mode when it exists, else these bits less the umask (a cassette: `0o600`).
+    KeepTargetOr(u32),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,7 +82,7 @@ impl AtomicFile {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "file".to_owned());
         let mode = match permissions {
-            Permissions::Mode(mode) => mode,
+            Permissions::Mode(mode) | Permissions::KeepTargetOr(mode) => mode,
             Permissions::Default | Permissions::KeepTarget => 0o666,
         };
         let pid = std::process::id();
@@ -98,7 +104,10 @@ impl AtomicFile {
                         dir,
                         placed: false,
                     };
-                    if permissions == Permissions::KeepTarget {
+                    if matches!(
+                        permissions,
+                        Permissions::KeepTarget | Permissions::KeepTargetOr(_)
+                    ) {
                         atomic.keep_target_mode()?;
                     }
                     return Ok(atomic);

@@ -80,14 +80,22 @@ fn record(args: RecordArgs) -> Result<u8, String> {
     } else {
         Transport::Stdio
     };
-    let mut header = Header::new(&recorder_id(), &format_iso(started), transport);
-    let redact = |text: &str| match &redactor {
-        Some(r) => r.redact_text(text).0,
-        None => text.to_owned(),
+    // The command line's secrets are remembered, so a message repeating one is redacted too.
+    let (command, redactor) = match redactor {
+        Some(r) => {
+            let mut echoes = r.echoes();
+            let (command, _) = r.redact_command(&args.command, &mut echoes);
+            (command, Some(r.with_echo_seed(echoes)))
+        }
+        None => (args.command.clone(), None),
     };
+    let mut header = Header::new(&recorder_id(), &format_iso(started), transport);
     match &args.http {
-        Some(url) => header.set_url(&redact(url)),
-        None => header.set_command(args.command.iter().map(|a| redact(a)).collect()),
+        Some(url) => header.set_url(&match &redactor {
+            Some(r) => r.redact_text(url).0,
+            None => url.clone(),
+        }),
+        None => header.set_command(command),
     }
     match &redactor {
         Some(r) => header.set_redaction(true, r.config_hash()),

@@ -15,11 +15,12 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 
-use crate::atomic_file::{AtomicFile, Permissions};
+use crate::atomic_file::{AtomicFile, CASSETTE_MODE, Permissions};
 use crate::cassette::{self, EntryKind, Reader, Writer};
 use crate::cli::RedactArgs;
+use crate::line::{Line, LineBuffer, OverLimit};
 use crate::redact::scan::result_line;
-use crate::redact::{CassetteScanner, RedactConfig, Redactor, check_config_hash};
+use crate::redact::{CassetteScanner, Echoes, RedactConfig, Redactor, check_config_hash};
 
 /// How much of a scan report is held before it is written out. The report is written in one
 /// piece up to this size (a failure part-way then prints no partial report); beyond it, memory
@@ -76,9 +77,10 @@ fn execute(args: &RedactArgs) -> anyhow::Result<ExitCode> {
         Some(c) => Redactor::with_config(c),
         None => Redactor::builtin(),
     };
-    let reader = Reader::open(input)?;
+    // Opened once here so that a missing or header-less file fails before anything else.
+    drop(Reader::open(input)?);
     if args.scan {
-        return scan(reader, &redactor);
+        return scan(input, &redactor);
     }
     let Some(out) = &args.out else {
         return usage(
@@ -95,7 +97,7 @@ fn execute(args: &RedactArgs) -> anyhow::Result<ExitCode> {
             2,
         );
     }
-    let count = write_redacted(reader, &redactor, out)?;
+    let count = write_redacted(input, &redactor, out)?;
     println!("wrote {} ({count} secret(s) redacted)", out.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -138,10 +140,59 @@ fn write_stdout(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-fn scan<R: io::Read>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<ExitCode> {
-    let mut scanner = CassetteScanner::new(redactor);
+/// `--scan`: what `-o` would replace, found the way `-o` finds it. Secrets are remembered as
+/// the file streams by, so a later echo of one is reported; an echo *before* the secret's first
+/// recognisable appearance needs the whole set, so when a cheap literal pass finds one, the scan
+/// runs again with every secret known from the start (docs/redaction.md, "Echoes").
+fn scan(input: &Path, redactor: &Redactor) -> anyhow::Result<ExitCode> {
+    let first = scan_pass(input, redactor, redactor.echoes(), true, true)?;
+    let (mut report, found) = match first {
+        ScanPass::Done { report, found } => (report, found),
+        ScanPass::Streamed { found, echoes } => {
+            if has_early_echo(input, &echoes)? {
+                // A report past REPORT_BUFFER is already out and cannot be taken back: the
+                // second pass only counts, so the verdict and total still agree with `-o`.
+                match scan_pass(input, redactor, echoes, false, false)? {
+                    ScanPass::Done { found, .. } | ScanPass::Streamed { found, .. } => {
+                        (String::new(), found)
+                    }
+                }
+            } else {
+                (String::new(), found)
+            }
+        }
+    };
+    report.push_str(&result_line(found));
+    report.push('\n');
+    write_stdout(report.as_bytes())?;
+    Ok(if found == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+enum ScanPass {
+    /// The report is held whole; `found` counts its lines.
+    Done { report: String, found: usize },
+    /// The report outgrew [`REPORT_BUFFER`] and was written out as it grew.
+    Streamed { found: usize, echoes: Echoes },
+}
+
+/// One pass of `--scan`. With `check_early`, a held report is only final when no secret appears
+/// before the place it was learned; otherwise the caller is told to run a second pass.
+fn scan_pass(
+    input: &Path,
+    redactor: &Redactor,
+    echoes: Echoes,
+    check_early: bool,
+    emit: bool,
+) -> anyhow::Result<ScanPass> {
+    let reader = Reader::open(input)?;
+    let mut scanner = CassetteScanner::with_echoes(redactor, echoes);
     let mut report = String::new();
     let mut found = 0usize;
+    let mut streamed = false;
     let mut warned: HashSet<String> = HashSet::new();
     let path = reader.path().to_owned();
     for hit in scanner.header(reader.header()) {
@@ -152,29 +203,66 @@ fn scan<R: io::Read>(reader: Reader<R>, redactor: &Redactor) -> anyhow::Result<E
     for entry in reader {
         let entry = entry?;
         if let EntryKind::Unknown(kind) = &entry.kind {
-            if warned.insert(kind.clone()) {
+            if check_early && warned.insert(kind.clone()) {
                 eprintln!("{}", cassette::unknown_entry_warning(kind, &path));
             }
-            continue;
         }
         for hit in scanner.entry(&entry) {
             found += 1;
-            report.push_str(&hit.to_string());
-            report.push('\n');
+            if emit {
+                report.push_str(&hit.to_string());
+                report.push('\n');
+            }
         }
         if report.len() > REPORT_BUFFER {
             write_stdout(report.as_bytes())?;
             report.clear();
+            streamed = true;
         }
     }
-    report.push_str(&result_line(found));
-    report.push('\n');
-    write_stdout(report.as_bytes())?;
-    Ok(if found == 0 {
-        ExitCode::SUCCESS
+    let echoes = scanner.into_echoes();
+    if check_early && !streamed && has_early_echo(input, &echoes)? {
+        return scan_pass(input, redactor, echoes, false, emit);
+    }
+    Ok(if streamed {
+        write_stdout(report.as_bytes())?;
+        ScanPass::Streamed { found, echoes }
     } else {
-        ExitCode::from(1)
+        ScanPass::Done { report, found }
     })
+}
+
+/// Whether any line of the file holds a remembered secret before the line it was learned from
+/// (a literal search over the raw lines, much cheaper than a redaction pass). Positions count
+/// the non-blank lines, header first, as the cassette reader does.
+fn has_early_echo(input: &Path, echoes: &Echoes) -> anyhow::Result<bool> {
+    if echoes.is_empty() {
+        return Ok(false);
+    }
+    let check = echoes.early_check();
+    let file = fs::File::open(input)
+        .map_err(|e| anyhow!(e).context(format!("failed to read {}", input.display())))?;
+    let mut lines = LineBuffer::with_capacity(256 * 1024, usize::MAX, OverLimit::Stop);
+    let mut reader = io::BufReader::with_capacity(256 * 1024, file);
+    let mut position = 0usize;
+    while let Some(line) = lines
+        .next_from(&mut reader)
+        .map_err(|e| anyhow!(e).context(format!("failed to read {}", input.display())))?
+    {
+        let bytes = match line {
+            Line::Whole { bytes, .. } => bytes,
+            Line::TooLong { head, .. } => head,
+        };
+        let text = String::from_utf8_lossy(bytes);
+        if text.trim().is_empty() {
+            continue;
+        }
+        if check.is_early(position, &text) {
+            return Ok(true);
+        }
+        position += 1;
+    }
+    Ok(false)
 }
 
 /// Whether two paths name the same file (the output need not exist yet).
@@ -195,11 +283,28 @@ fn same_file(input: &Path, out: &Path) -> bool {
     }
 }
 
-fn write_redacted<R: io::Read>(
-    reader: Reader<R>,
+/// `-o`: a streaming pass that remembers secrets as it goes; when a cheap literal pass finds one
+/// appearing before it was learned, the file is written again with every secret known from the
+/// start (docs/redaction.md, "Echoes").
+fn write_redacted(input: &Path, redactor: &Redactor, out: &Path) -> anyhow::Result<usize> {
+    let (count, echoes, temp) = write_pass(input, redactor, redactor.echoes(), out)?;
+    if has_early_echo(input, &echoes)? {
+        drop(temp);
+        let (count, _, temp) = write_pass(input, redactor, echoes, out)?;
+        temp.commit()?;
+        return Ok(count);
+    }
+    temp.commit()?;
+    Ok(count)
+}
+
+fn write_pass(
+    input: &Path,
     redactor: &Redactor,
+    mut echoes: Echoes,
     out: &Path,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<(usize, Echoes, AtomicFile)> {
+    let reader = Reader::open(input)?;
     let mut header = reader.header().clone();
     if let Err(mismatch) = check_config_hash(header.config_hash(), redactor.config_hash()) {
         if let Some(message) = mismatch.redact_message() {
@@ -208,21 +313,22 @@ fn write_redacted<R: io::Read>(
     }
     // Written beside the output and renamed into place once complete (with the output's
     // mode when it exists): a failure leaves no half-written file and no temporary one.
-    let mut temp = AtomicFile::create(out, Permissions::KeepTarget)?;
+    let mut temp = AtomicFile::create(out, Permissions::KeepTargetOr(CASSETTE_MODE))?;
     let write_err = |e: io::Error| anyhow!(e).context(format!("failed to write {}", out.display()));
     let mut writer = Writer::new(BufWriter::with_capacity(256 * 1024, &mut temp));
-    let mut count = redactor.redact_header(&mut header);
+    echoes.set_position(0);
+    let mut count = redactor.redact_header_echoing(&mut header, &mut echoes);
     header.set_redaction(true, redactor.config_hash());
     writer.write_header(&header).map_err(write_err)?;
-    for entry in reader {
+    for (i, entry) in reader.enumerate() {
         let mut entry = entry?;
-        count += redactor.redact_entry(&mut entry);
+        echoes.set_position(i + 1);
+        count += redactor.redact_entry_echoing(&mut entry, &mut echoes);
         writer.write_entry(&entry).map_err(write_err)?;
     }
     writer
         .into_inner()
         .into_inner()
         .map_err(|e| write_err(e.into_error()))?;
-    temp.commit()?;
-    Ok(count)
+    Ok((count, echoes, temp))
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::atomic_file::{AtomicFile, AtomicFileError, Permissions};
+use crate::atomic_file::{AtomicFile, AtomicFileError, CASSETTE_MODE, Permissions};
 use crate::cassette::{Entry, EntryKind, Header, Reader, parse_iso};
 use crate::jsonrpc::{Frame, Id};
 use crate::protocol::{Era, SUBSCRIPTION_ID_KEY};
@@ -262,7 +262,8 @@ fn create(path: &Path, session: &mut Session, leftover: bool) -> Result<usize, C
     // half-written cassette, and a failure (a full disk) leaves nothing behind. An empty
     // leftover is replaced; otherwise the cassette is only created if nothing appeared there
     // meanwhile (a sibling recorder), which the caller then appends to instead.
-    let mut file = AtomicFile::create(path, Permissions::Default).map_err(CreateError::Io)?;
+    let mut file =
+        AtomicFile::create(path, Permissions::Mode(CASSETTE_MODE)).map_err(CreateError::Io)?;
     file.write_all(block.as_bytes()).map_err(|cause| {
         CreateError::Io(AtomicFileError::Write {
             path: path.to_owned(),

@@ -7,7 +7,7 @@ use crate::cassette::{Dir, Entry};
 use crate::jsonrpc::{self, FrameKind};
 use crate::line::{Line, LineBuffer, OverLimit};
 use crate::protocol::Era;
-use crate::redact::Redactor;
+use crate::redact::{Echoes, Redactor};
 
 /// Longest line captured whole. Longer lines are still forwarded untouched; the cassette gets a
 /// raw entry holding the full length and, only when redaction is off, the first
@@ -48,6 +48,8 @@ pub fn message_line(message: &[u8]) -> Line<'_> {
 #[derive(Debug)]
 pub struct Capture {
     redactor: Option<Redactor>,
+    /// Secrets seen so far, redacted wherever they appear again (docs/redaction.md, "Echoes").
+    echoes: Echoes,
     pending: HashMap<String, String>,
     era: Option<Era>,
     decided_by: Option<String>,
@@ -59,6 +61,7 @@ pub struct Capture {
 impl Capture {
     pub fn new(redactor: Option<Redactor>) -> Capture {
         Capture {
+            echoes: redactor.as_ref().map(Redactor::echoes).unwrap_or_default(),
             redactor,
             pending: HashMap::new(),
             era: None,
@@ -152,7 +155,7 @@ impl Capture {
     fn frame(&mut self, dir: Dir, frame: jsonrpc::Frame) -> jsonrpc::Frame {
         self.observe(dir, &frame);
         match &self.redactor {
-            Some(r) => match r.redact_frame(&frame) {
+            Some(r) => match r.redact_frame_echoing(&frame, &mut self.echoes) {
                 Some((redacted, n)) => {
                     self.secrets += n;
                     redacted
@@ -180,7 +183,7 @@ impl Capture {
     fn redact_raw(&mut self, line: &str) -> String {
         match &self.redactor {
             Some(r) => {
-                let (data, n) = r.redact_raw_line(line);
+                let (data, n) = r.redact_raw_line_echoing(line, &mut self.echoes);
                 self.secrets += n;
                 data
             }

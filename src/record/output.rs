@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use crate::atomic_file::{AtomicFile, AtomicFileError, Permissions};
+use crate::atomic_file::{AtomicFile, AtomicFileError, CASSETTE_MODE, Permissions};
 use crate::cassette::{Existing, looks_like_cassette};
 
 /// What the path holds, judged without following a symbolic link.
@@ -94,6 +94,7 @@ impl Output {
             Placement::New => OpenOptions::new()
                 .write(true)
                 .create_new(true)
+                .mode(CASSETTE_MODE)
                 .open(path)
                 .map(Output::Direct),
             Placement::IntoEmpty => {
@@ -110,7 +111,7 @@ impl Output {
                 }
                 Ok(Output::Direct(file))
             }
-            Placement::Beside => AtomicFile::create(path, Permissions::KeepTarget)
+            Placement::Beside => AtomicFile::create(path, Permissions::KeepTargetOr(CASSETTE_MODE))
                 .map(Output::Beside)
                 .map_err(into_io),
         }

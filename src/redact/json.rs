@@ -23,6 +23,9 @@ pub enum Scalar<'t> {
     Str { content: &'t str, escaped: bool },
     /// A number, as written.
     Num(&'t str),
+    /// An object member's key (its span includes the quotes), still escaped if `escaped`. A
+    /// secret can be a key too: a token used as a map key.
+    Key { content: &'t str, escaped: bool },
 }
 
 impl Scalar<'_> {
@@ -140,7 +143,7 @@ impl<'t> Cursor<'t> {
 }
 
 /// Walks one JSON value. `visit(span, scalar, ctx, path)` is called for every string and number
-/// value (not for keys). `trusted` says the text already parsed as JSON (a frame), which lets
+/// value, and for every key (with the context of the object holding it). `trusted` says the text already parsed as JSON (a frame), which lets
 /// strings be skipped faster; untrusted text is checked strictly and refused with [`NotJson`]
 /// unless it is exactly one JSON value.
 pub fn walk<'t>(
@@ -171,6 +174,7 @@ pub fn walk<'t>(
                         l.kind == Kind::Object
                             && is_schema_map(&Scalar::string_value(l.key, l.key_escaped))
                     });
+                    let key_start = c.i;
                     let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
                     stack.push(Level {
                         kind: Kind::Object,
@@ -180,6 +184,12 @@ pub fn walk<'t>(
                         schema_map,
                         ctx,
                     });
+                    let key_span = key_start..key_start + key.len() + 2;
+                    let scalar = Scalar::Key {
+                        content: key,
+                        escaped: key_escaped,
+                    };
+                    visit(key_span, scalar, ctx, &Path { levels: &stack });
                     ctx = member(member_ctx, ctx, schema_map);
                     continue 'value;
                 }
@@ -232,10 +242,18 @@ pub fn walk<'t>(
                 (Some(b','), Kind::Object) => {
                     c.i += 1;
                     c.ws();
+                    let key_start = c.i;
                     let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
                     level.key = key;
                     level.key_escaped = key_escaped;
-                    ctx = member(member_ctx, level.ctx, level.schema_map);
+                    let parent = level.ctx;
+                    ctx = member(member_ctx, parent, level.schema_map);
+                    let key_span = key_start..key_start + key.len() + 2;
+                    let scalar = Scalar::Key {
+                        content: key,
+                        escaped: key_escaped,
+                    };
+                    visit(key_span, scalar, parent, &Path { levels: &stack });
                     continue 'value;
                 }
                 (Some(b','), Kind::Array) => {
@@ -282,13 +300,19 @@ mod tests {
     fn scalars(text: &str) -> Result<Vec<(String, String, bool)>, NotJson> {
         let keys = KeyRules::default();
         let mut out = Vec::new();
-        walk(text, &keys, false, |span, _s, ctx, path| {
-            out.push((path.render(), text[span].to_owned(), ctx.sensitive));
+        walk(text, &keys, false, |span, s, ctx, path| {
+            if !matches!(s, Scalar::Key { .. }) {
+                out.push((path.render(), text[span].to_owned(), ctx.sensitive));
+            }
         })?;
         // The fast mode agrees with the strict one on valid JSON.
         let mut fast = Vec::new();
-        walk(text, &keys, true, |span, _s, ctx, path| {
-            fast.push((path.render(), text[span].to_owned(), ctx.sensitive));
+        walk(text, &keys, true, |span, s, ctx, path| {
+            if let Scalar::Key { content, .. } = s {
+                assert_eq!(&text[span], format!("\"{content}\""));
+            } else {
+                fast.push((path.render(), text[span].to_owned(), ctx.sensitive));
+            }
         })?;
         assert_eq!(out, fast);
         Ok(out)

@@ -28,6 +28,9 @@ const SENSITIVE_WORDS: [&str; 9] = [
     "credential",
 ];
 
+/// The one key whose name holds a sensitive word but whose value never is a secret.
+const PROGRESS_TOKEN: &str = "progressToken";
+
 /// Names that are only sensitive as a whole segment: as substrings they are inside ordinary words.
 const SEGMENT_WORDS: [&str; 3] = ["pin", "auth", "pass"];
 
@@ -183,6 +186,12 @@ impl KeyRules {
 
     pub fn is_sensitive(&self, key: &str) -> bool {
         if self.extra.is_empty() && !may_hold_word(key.as_bytes()) {
+            return false;
+        }
+        // MCP's `progressToken` is a correlation id the client picks (the SDKs use the request
+        // id), not a credential; redacting it cut replayed progress off from its request. A
+        // config that names it in `keys` still gets it redacted.
+        if key == PROGRESS_TOKEN && !self.extra.iter().any(|k| k.eq_ignore_ascii_case(key)) {
             return false;
         }
         // The built-in words are matched the way the reference's case-insensitive (non-Unicode)
@@ -460,6 +469,16 @@ mod tests {
             assert!(r.is_sensitive(k), "{k}");
         }
         assert!(!r.is_sensitive("handler"));
+    }
+
+    #[test]
+    fn a_progress_token_is_a_correlation_id_unless_the_config_says_otherwise() {
+        assert!(!rules().is_sensitive("progressToken"));
+        assert!(
+            rules().is_sensitive("progress_token"),
+            "only MCP's exact key is exempt"
+        );
+        assert!(KeyRules::new(["progressToken".to_owned()]).is_sensitive("progressToken"));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! text walk), `raw_line`, [`config`] (`--redact-config` and its hash), `pattern` (JavaScript
 //! regex syntax on the `regex` crate), [`scan`] (audit reports).
 
+mod argv;
 pub mod config;
 pub mod echo;
 pub mod json;
@@ -31,7 +32,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, LazyLock};
 
-use regex::Regex;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use serde_json::Value;
 
 pub use config::{ConfigError, PatternSpec, RedactConfig};
@@ -45,19 +46,19 @@ use crate::jsonrpc::Frame;
 use json::{NotJson, Scalar};
 use keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use placeholder::KEYCTX;
-use rules::{SHAPE_TRIGGERS, Shapes, UserPattern};
+use rules::{PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern};
 
-fn compile_static(src: &str) -> Regex {
-    match Regex::new(src) {
-        Ok(r) => r,
+/// Where a shape rule could start matching: a string with none of these inside needs no shape
+/// pass. ASCII case is ignored, for the free-text pair rule's words (`Token:`, `PASSWORD=`); for
+/// the other literals that only lets a few more strings through to the rules.
+static SHAPE_TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    match AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .build(SHAPE_TRIGGERS.iter().chain(PAIR_TRIGGERS.iter()))
+    {
+        Ok(ac) => ac,
         Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
     }
-}
-
-/// Where a shape rule could start matching: a string with none of these inside needs no shape pass.
-static SHAPE_TRIGGER_RE: LazyLock<Regex> = LazyLock::new(|| {
-    let src: Vec<String> = SHAPE_TRIGGERS.iter().map(|t| regex::escape(t)).collect();
-    compile_static(&src.join("|"))
 });
 
 static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
@@ -67,6 +68,7 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
         allow: HashSet::new(),
         hash: None,
     }),
+    seed: None,
 });
 
 /// The redaction rules in force: built-ins plus an optional user config. Cheap to clone, and
@@ -74,6 +76,9 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
 #[derive(Clone, Debug)]
 pub struct Redactor {
     inner: Arc<Inner>,
+    /// Secrets a session starts out knowing (the server command line's, found before the first
+    /// frame), handed to every echo set made with [`Redactor::echoes`].
+    seed: Option<Arc<Echoes>>,
 }
 
 #[derive(Debug)]
@@ -99,6 +104,7 @@ impl Inner {
         Shapes {
             user: &self.user,
             allow: &self.allow,
+            keys: &self.keys,
         }
     }
 
@@ -113,6 +119,11 @@ impl Inner {
         if is_string_secret(ctx, value, &self.allow) {
             hit(KEYCTX, value, path);
             return Some(placeholder(KEYCTX, value));
+        }
+        if looks_like_embedded_json(value) {
+            // A JSON document inside a string (a tool's result text, a config blob): its keys
+            // give context as a raw line's do; shapes run over all of it either way.
+            return raw_line::redact(self, value, &mut |r, s, _| hit(r, s, path));
         }
         self.shapes()
             .apply(value, &mut |rule, secret| hit(rule, secret, path))
@@ -138,7 +149,7 @@ impl Inner {
     /// matched only when it sits under a sensitive key or holds a trigger.
     fn json_text(&self, text: &str, hit: &mut HitFn<'_>) -> Result<Option<String>, NotJson> {
         let triggers: Vec<usize> = if self.user.is_empty() {
-            SHAPE_TRIGGER_RE
+            SHAPE_TRIGGER_AC
                 .find_iter(text)
                 .map(|m| m.start())
                 .collect()
@@ -170,6 +181,24 @@ impl Inner {
                     let value = Scalar::string_value(content, escaped);
                     if let Some(new) = self.string(&value, ctx, &|| path.render(), hit) {
                         edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Key { content, escaped } => {
+                    // A key is never a secret by key context, only by shape (a token as a map key).
+                    let shape_needed = if self.user.is_empty() {
+                        while next < triggers.len() && triggers[next] < span.start {
+                            next += 1;
+                        }
+                        (next < triggers.len() && triggers[next] < span.end)
+                            || (escaped && may_spell_trigger(content))
+                    } else {
+                        true
+                    };
+                    if shape_needed {
+                        let key = Scalar::string_value(content, escaped);
+                        if let Some(new) = self.text_at(&key, &|| path.render(), hit) {
+                            edits.push((span, quote(&new)));
+                        }
                     }
                 }
                 Scalar::Num(n) => {
@@ -215,6 +244,12 @@ impl Inner {
                     }
                 }
                 Value::Object(map) => {
+                    if map
+                        .keys()
+                        .any(|k| SHAPE_TRIGGER_AC.is_match(k) || !self.user.is_empty())
+                    {
+                        rename_keys(map, |k| self.text(k, hit));
+                    }
                     for (key, item) in map.iter_mut().rev() {
                         let own = self.keys.classify(key);
                         let mut c = own.within(ctx);
@@ -246,6 +281,12 @@ impl Inner {
         }
     }
 
+    /// [`Inner::text`], reporting hits at `path`.
+    fn text_at(&self, text: &str, path: &PathFn<'_>, hit: &mut HitFn<'_>) -> Option<String> {
+        self.shapes()
+            .apply(text, &mut |rule, secret| hit(rule, secret, path))
+    }
+
     fn text(&self, text: &str, hit: &mut HitFn<'_>) -> Option<String> {
         self.shapes()
             .apply(text, &mut |rule, secret| hit(rule, secret, &no_path))
@@ -261,7 +302,7 @@ impl Inner {
         echoes: &mut Echoes,
         hit: &mut HitFn<'_>,
     ) -> Result<Option<String>, NotJson> {
-        if echoes.is_empty() || (!echoes.hits(text) && !text.contains('\\')) {
+        if !echoes.may_hold(text) {
             // Valid or not, nothing in it can be an echo.
             return Ok(None);
         }
@@ -278,6 +319,16 @@ impl Inner {
                     let value = Scalar::string_value(content, escaped);
                     if let Some(new) =
                         echoes.apply(&value, &mut |r, s| hit(r, s, &|| path.render()))
+                    {
+                        edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Key { content, escaped } => {
+                    if !escaped && !echoes.hits(content) {
+                        return;
+                    }
+                    let key = Scalar::string_value(content, escaped);
+                    if let Some(new) = echoes.apply(&key, &mut |r, s| hit(r, s, &|| path.render()))
                     {
                         edits.push((span, quote(&new)));
                     }
@@ -401,6 +452,29 @@ fn may_spell_trigger(content: &str) -> bool {
         && (UNICODE.find(content.as_bytes()).is_some() || SLASH.find(content.as_bytes()).is_some())
 }
 
+/// Largest string walked as an embedded JSON document; a longer one gets the shape rules only.
+const MAX_EMBEDDED_JSON: usize = 1024 * 1024;
+
+/// Whether a string may hold a JSON object or array (checked properly by the walk).
+fn looks_like_embedded_json(value: &str) -> bool {
+    value.len() <= MAX_EMBEDDED_JSON
+        && value.len() >= 2 * MIN_SECRET_LEN
+        && matches!(value.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
+/// Renames the keys `rename` changes, keeping member order. Two keys that become the same
+/// placeholder keep the later value, as a parser keeps the last duplicate.
+fn rename_keys(
+    map: &mut serde_json::Map<String, Value>,
+    mut rename: impl FnMut(&str) -> Option<String>,
+) {
+    let old = std::mem::take(map);
+    for (key, value) in old {
+        let key = rename(&key).unwrap_or(key);
+        map.insert(key, value);
+    }
+}
+
 /// Applies non-overlapping, ordered byte-range edits.
 fn splice(text: &str, edits: &[(Range<usize>, String)]) -> Option<String> {
     if edits.is_empty() {
@@ -435,7 +509,19 @@ impl Redactor {
                 allow: config.allow().iter().cloned().collect(),
                 hash: config.hash(),
             }),
+            seed: None,
         }
+    }
+
+    /// These rules, with `seed` as the secrets every session's echo set starts from.
+    pub fn with_echo_seed(mut self, seed: Echoes) -> Redactor {
+        self.seed = (!seed.is_empty()).then(|| Arc::new(seed));
+        self
+    }
+
+    /// A fresh echo set for one session (docs/redaction.md, "Echoes"), holding the seed.
+    pub fn echoes(&self) -> Echoes {
+        self.seed.as_deref().cloned().unwrap_or_default()
     }
 
     /// The config hash (docs/redaction.md, "The config hash") of the config in force; `None` without a (non-empty) config.
@@ -539,31 +625,43 @@ impl Redactor {
 
     fn redact_header_with(&self, header: &mut Header, mut echoes: Option<&mut Echoes>) -> usize {
         let mut count = 0;
-        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(command) = header.command() {
-            let mut changed = false;
-            let redacted: Vec<String> = command
-                .iter()
-                .map(
-                    |arg| match self.inner.text_with(arg, echoes.as_deref_mut(), &mut hit) {
-                        Some(new) => {
-                            changed = true;
-                            new
-                        }
-                        None => arg.clone(),
-                    },
-                )
-                .collect();
-            if changed {
-                header.set_command(redacted);
+            if let Some(new) = self
+                .inner
+                .command(command, echoes.as_deref_mut(), &mut |_, _, _| count += 1)
+            {
+                header.set_command(new);
             }
         }
+        let mut hit = |_: &str, _: &str, _: &PathFn<'_>| count += 1;
         if let Some(url) = header.url() {
             if let Some(new) = self.inner.text_with(url, echoes, &mut hit) {
                 header.set_url(&new);
             }
         }
         count
+    }
+
+    /// Redacts a server command line (docs/redaction.md, "Raw lines, command and URL"): values
+    /// of sensitive flags and `NAME=value` assignments, and the shape rules over every argument.
+    /// The secrets found are remembered in `echoes`, so they are redacted wherever a message
+    /// repeats them. Returns the arguments and the count.
+    pub fn redact_command(&self, args: &[String], echoes: &mut Echoes) -> (Vec<String>, usize) {
+        let mut count = 0;
+        let out = self
+            .inner
+            .command(args, Some(echoes), &mut |_, _, _| count += 1);
+        (out.unwrap_or_else(|| args.to_vec()), count)
+    }
+
+    /// Hits in a command line as `(argument index, hit)`, echoes applied as in
+    /// [`Redactor::redact_command`].
+    pub fn scan_command(&self, args: &[String], echoes: &mut Echoes) -> Vec<(usize, Hit)> {
+        let mut hits = Vec::new();
+        self.inner.command(args, Some(echoes), &mut |i, r, s| {
+            hits.push((i, self.hit(r, s, "")));
+        });
+        hits
     }
 
     /// [`Redactor::redact_frame`] with echoes (docs/redaction.md, "Echoes").
@@ -620,7 +718,12 @@ impl Redactor {
                     }
                 }
                 Value::Array(items) => stack.extend(items.iter_mut()),
-                Value::Object(map) => stack.extend(map.values_mut()),
+                Value::Object(map) => {
+                    if map.keys().any(|k| echoes.hits(k)) {
+                        rename_keys(map, |k| echoes.apply(k, &mut |_, _| count += 1));
+                    }
+                    stack.extend(map.values_mut());
+                }
                 Value::Null | Value::Bool(_) => {}
             }
         }
@@ -682,9 +785,20 @@ impl Redactor {
         hits
     }
 
+    /// A text as a report may show it: shape rules, then every remembered secret, replaced;
+    /// nothing is learned.
+    pub fn mask_text(&self, text: &str, echoes: &mut Echoes) -> String {
+        let shaped = self.inner.text(text, &mut |_, _, _| {});
+        let current = shaped.as_deref().unwrap_or(text);
+        match echoes.apply(current, &mut |_, _| {}) {
+            Some(new) => new,
+            None => shaped.unwrap_or_else(|| text.to_owned()),
+        }
+    }
+
     fn hit(&self, rule: &str, secret: &str, path: &str) -> Hit {
         // A key can be secret-shaped too; a report must not print it.
-        let path = if SHAPE_TRIGGER_RE.is_match(path) {
+        let path = if SHAPE_TRIGGER_AC.is_match(path) {
             self.inner
                 .text(path, &mut |_, _, _| {})
                 .unwrap_or_else(|| path.to_owned())

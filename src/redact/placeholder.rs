@@ -98,26 +98,31 @@ pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()
 }
 
-/// Rules whose match is an arbitrary secret rather than a known literal prefix: nothing of it
-/// is shown, because its first characters are the secret's first characters.
-fn is_opaque(rule: &str) -> bool {
-    matches!(rule, KEYCTX | "bearer" | "urlcreds")
+/// How many leading characters of a rule's match are its fixed literal prefix (`ghp_`, `AKIA`,
+/// `eyJ`, `sk-`): all a report may show, since they say which kind of secret it is and nothing of
+/// it. Rules whose match is arbitrary (key context, bearer, URL passwords, user patterns, whose
+/// start may be anything) show nothing.
+fn literal_prefix(rule: &str) -> usize {
+    match rule {
+        "jwt" | "openai" => 3,
+        "github" | "anthropic" | "slack" | "aws" | "google" | "privatekey" => 4,
+        _ => 0,
+    }
 }
 
-/// The excerpt a scan prints: up to 4 leading characters for rules that key on a literal prefix
-/// (which is all they reveal), then up to 16 `*`, then the length.
+/// The excerpt a scan prints: the rule's literal prefix (see [`literal_prefix`]), then up to 16
+/// `*`, then the length.
 pub fn mask_secret(secret: &str, rule: &str) -> String {
     let total = utf16_len(secret);
     let mut visible = String::new();
     let mut visible_units = 0;
-    if !is_opaque(rule) {
-        for c in secret.chars() {
-            if visible_units + c.len_utf16() > 4 {
-                break;
-            }
-            visible_units += c.len_utf16();
-            visible.push(c);
+    let shown = literal_prefix(rule);
+    for c in secret.chars() {
+        if visible_units + c.len_utf16() > shown {
+            break;
         }
+        visible_units += c.len_utf16();
+        visible.push(c);
     }
     let hidden = total.saturating_sub(visible_units).min(16);
     format!("{visible}{} ({total} chars)", "*".repeat(hidden))
@@ -158,7 +163,12 @@ mod tests {
             mask_secret("ghp_NOTAREALTOKENFORTESTSONLY0000000000", "github"),
             "ghp_**************** (39 chars)"
         );
-        assert_eq!(mask_secret("ab", "x"), "ab (2 chars)");
+        // A user pattern's match may start anywhere in a secret: nothing of it is shown.
+        assert_eq!(mask_secret("ab", "x"), "** (2 chars)");
+        assert_eq!(
+            mask_secret("sk-abcdefgh", "openai"),
+            "sk-******** (11 chars)"
+        );
         assert_eq!(utf16_len("a😀"), 3);
     }
 }

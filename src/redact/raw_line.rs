@@ -42,6 +42,8 @@ pub(super) fn redact(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<S
                     });
                 }
             }
+            // Keys go through the shape rules over the whole line below.
+            Scalar::Key { .. } => {}
             Scalar::Num(n) => {
                 if let Some(secret) = n
                     .parse::<f64>()

@@ -17,14 +17,16 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::placeholder::{contains_placeholder, overlaps, placeholder, placeholder_spans};
+use super::keys::{KeyRules, MIN_SECRET_LEN};
+use super::placeholder::{KEYCTX, contains_placeholder, overlaps, placeholder, placeholder_spans};
 
 /// JavaScript's `\s` as a class body (Unicode White_Space without U+0085, with U+FEFF).
 pub const JS_SPACE: &str =
     r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 
 /// Names of the built-in rules, in order, plus `keyctx`: a user pattern may not take them.
-pub const BUILTIN_NAMES: [&str; 10] = [
+pub const BUILTIN_NAMES: [&str; 11] = [
+    "privatekey",
     "bearer",
     "urlcreds",
     "jwt",
@@ -46,46 +48,19 @@ pub struct Builtin {
     /// Literals one of which any match contains: a string with none of them is skipped without
     /// running the regex.
     needles: &'static [&'static str],
-    /// Length caps on dot-separated segments that the regex leaves open (see [`JWT_CAPS`]).
-    caps: Option<SegmentCaps>,
+    /// What the match is: see [`Kind`].
+    kind: Kind,
 }
 
-/// Caps on the first `N` runs of a match that are separated by `.`: a match whose capped run is
-/// longer fails at that start, and the last run is cut to its cap.
-#[derive(Debug, Clone, Copy)]
-struct SegmentCaps {
-    /// Bytes allowed after the literal prefix, then per segment.
-    prefix: usize,
-    max: [usize; 3],
-}
-
-/// The reference's JWT shape is `eyJ[…]{4,1024}\.[…]{4,8192}\.[…]{0,1024}`. Spelled that way
-/// the `regex` crate unrolls the counted repetitions into some ten thousand NFA states (4 MiB
-/// of memory for this one rule, most of the recorder's footprint). The segments cannot contain
-/// `.`, so each one is the whole run of segment characters, and checking its length after an
-/// open-ended match gives exactly the same matches.
-const JWT_CAPS: SegmentCaps = SegmentCaps {
-    prefix: 3,
-    max: [1024, 8192, 1024],
-};
-
-impl SegmentCaps {
-    /// The end of the capped match, or `None` when a segment is too long.
-    fn check(&self, m: &str) -> Option<usize> {
-        let mut at = self.prefix;
-        let mut segments = m.get(self.prefix..)?.split('.');
-        for (i, max) in self.max.iter().enumerate() {
-            let segment = segments.next()?;
-            if i + 1 == self.max.len() {
-                return Some(at + segment.len().min(*max));
-            }
-            if segment.len() > *max {
-                return None;
-            }
-            at += segment.len() + 1;
-        }
-        None
-    }
+/// How a rule's match becomes a secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The match (or its group) is the secret.
+    Plain,
+    /// A `name=value`, `name: value` or `--name value` pair: group 1, 3 or 4 names it, group 5 is
+    /// the value, and it is a secret only when the key rules call the name sensitive (see
+    /// [`pair_value`]).
+    Pair,
 }
 
 fn builtin(
@@ -104,7 +79,7 @@ fn builtin(
         regex,
         group,
         needles,
-        caps: None,
+        kind: Kind::Plain,
     }
 }
 
@@ -112,6 +87,15 @@ fn builtin(
 pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
     let b = r"(?-u:\b)";
     vec![
+        // A PEM private-key block, armour lines included, to its END line or, cut short, as
+        // far as it goes. First, so no other shape takes a piece of its body. The body never
+        // holds a quote, and stopping at one (or at an escaped one) keeps a raw JSON line JSON.
+        builtin(
+            "privatekey",
+            r#"-----BEGIN[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----(?:(?:[^"\\]|\\[^"])*?-----END[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----|(?:[^"\\]|\\[^"])*)"#,
+            None,
+            &["PRIVATE KEY"],
+        ),
         builtin(
             "bearer",
             &format!(r"{b}Bearer[{JS_SPACE}]+([A-Za-z0-9._~+/=-]{{8,}})"),
@@ -124,24 +108,25 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
         // to the last `@` before whitespace, `?`, `#` or a quote, so one holding `@`, `/` or `:`
         // is taken whole rather than cut at its first `@` (a cut password is a leaked half).
         // A "password" that is a port followed by a path (`host:8080/a@b`) is not one: see
-        // [`is_port_and_path`].
+        // [`is_port_and_path`]. Up to three single spaces may sit inside a password (`redis://
+        // :my pass word@cache`); a port followed by a space is prose, not a password.
         builtin(
             "urlcreds",
             &format!(
-                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+)@"#
+                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+(?: [^{JS_SPACE}?#"'<>`\\]+){{0,3}})@"#
             ),
             Some(1),
             &["://"],
         ),
-        Builtin {
-            caps: Some(JWT_CAPS),
-            ..builtin(
-                "jwt",
-                &format!(r"{b}eyJ[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]*"),
-                None,
-                &["eyJ"],
-            )
-        },
+        // Open-ended: a JWT with a large payload (8 KiB and more) is one token, taken whole. The
+        // reference caps the segments at 1024, 8192 and 1024 and so keeps a longer one in clear
+        // (or cuts its signature); below the caps both give the same match and the same hash.
+        builtin(
+            "jwt",
+            &format!(r"{b}eyJ[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]{{4,}}\.[A-Za-z0-9_-]*"),
+            None,
+            &["eyJ"],
+        ),
         builtin(
             "github",
             &format!(r"{b}(?:github_pat_[A-Za-z0-9_]{{20,}}|gh[pousr]_[A-Za-z0-9]{{16,}})"),
@@ -178,12 +163,64 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
             None,
             &["AIza"],
         ),
+        // Last, so that a value another rule knows keeps that rule's placeholder.
+        Builtin {
+            kind: Kind::Pair,
+            ..builtin(
+                KEYCTX,
+                &format!(
+                    r#"(?:{b}([A-Za-z_][A-Za-z0-9_.-]{{0,63}})(?:\\?["'])?[ \t]*([:=])[ \t]*(?:\\?["'])?|(?:^|[ \t])(--)([A-Za-z][A-Za-z0-9_.-]{{0,63}})[ \t]+)([^{JS_SPACE}"'`\\&<>,;]+)"#
+                ),
+                Some(5),
+                &[],
+            )
+        },
     ]
 });
 
+/// Lowercased words one of which every sensitive key in a free-text pair holds (the key rules'
+/// substrings and the `auth`/`pass` segments): a text with none of them needs no pair pass.
+pub const PAIR_TRIGGERS: [&str; 8] = [
+    "token",
+    "secret",
+    "pass",
+    "api_key",
+    "api-key",
+    "apikey",
+    "auth",
+    "credential",
+];
+
+/// The secret in a pair the [`Kind::Pair`] rule matched, or `None` when it is not one: the name
+/// must be sensitive, and the value, less trailing punctuation, at least 8 characters. After a
+/// `:` (prose: "token: required") the value must also hold a digit or a symbol.
+fn pair_value<'t>(caps: &regex::Captures<'t>, keys: &KeyRules) -> Option<std::ops::Range<usize>> {
+    let name = caps.get(1).or_else(|| caps.get(4))?.as_str();
+    if !keys.classify(name).sensitive {
+        return None;
+    }
+    let value = caps.get(5)?;
+    let trimmed = value
+        .as_str()
+        .trim_end_matches(['.', ':', ')', ']', '}', '!', '?']);
+    if trimmed.chars().count() < MIN_SECRET_LEN {
+        return None;
+    }
+    let colon = caps.get(2).is_some_and(|m| m.as_str() == ":");
+    if colon
+        && !trimmed
+            .chars()
+            .any(|c| c.is_ascii_digit() || "-_+/=~!@#$%^*".contains(c))
+    {
+        return None;
+    }
+    Some(value.start()..value.start() + trimmed.len())
+}
+
 /// Literals one of which every built-in match contains. A JSON string whose text holds none of
 /// them, and no `\u` or `\/` escape (which could spell one), needs no shape pass.
-pub const SHAPE_TRIGGERS: [&str; 13] = [
+pub const SHAPE_TRIGGERS: [&str; 14] = [
+    "PRIVATE KEY",
     "Bearer",
     "://",
     "eyJ",
@@ -216,6 +253,8 @@ const MAX_ROUNDS: usize = 8;
 pub struct Shapes<'a> {
     pub user: &'a [UserPattern],
     pub allow: &'a HashSet<String>,
+    /// Names the free-text pair rule takes values of.
+    pub keys: &'a KeyRules,
 }
 
 impl Shapes<'_> {
@@ -237,17 +276,23 @@ impl Shapes<'_> {
         let mut current: Option<String> = None;
         for rule in self.user {
             let text = current.as_deref().unwrap_or(s);
-            if let Some(next) = self.apply_rule(text, &rule.name, &rule.regex, None, None, hit) {
+            if let Some(next) =
+                self.apply_rule(text, &rule.name, &rule.regex, None, Kind::Plain, hit)
+            {
                 current = Some(next);
             }
         }
         for rule in BUILTINS.iter() {
             let text = current.as_deref().unwrap_or(s);
-            if !rule.needles.iter().any(|n| text.contains(n)) {
+            let wanted = match rule.kind {
+                Kind::Plain => rule.needles.iter().any(|n| text.contains(n)),
+                Kind::Pair => self.keys.has_extra() || has_pair_trigger(text),
+            };
+            if !wanted {
                 continue;
             }
-            let (regex, group, caps) = (&rule.regex, rule.group, rule.caps);
-            if let Some(next) = self.apply_rule(text, rule.name, regex, group, caps, hit) {
+            let (regex, group, kind) = (&rule.regex, rule.group, rule.kind);
+            if let Some(next) = self.apply_rule(text, rule.name, regex, group, kind, hit) {
                 current = Some(next);
             }
         }
@@ -260,7 +305,7 @@ impl Shapes<'_> {
         name: &str,
         regex: &Regex,
         group: Option<usize>,
-        caps: Option<SegmentCaps>,
+        kind: Kind,
         hit: &mut dyn FnMut(&str, &str),
     ) -> Option<String> {
         let spans = placeholder_spans(s);
@@ -280,24 +325,21 @@ impl Shapes<'_> {
                     let Some(found) = regex.captures_at(s, at) else {
                         break;
                     };
-                    let (Some(whole), Some(secret)) = (found.get(0), found.get(g)) else {
+                    let Some(whole) = found.get(0) else {
                         break;
                     };
-                    (whole.range(), secret.range())
-                }
-            };
-            let (whole, secret) = match caps {
-                None => (whole, secret),
-                Some(caps) => match caps.check(&s[whole.clone()]) {
-                    Some(len) => {
-                        let capped = whole.start..whole.start + len;
-                        (capped.clone(), capped)
-                    }
-                    None => {
-                        at = next_boundary(s, whole.start);
+                    let secret = match kind {
+                        Kind::Plain => found.get(g).map(|m| m.range()),
+                        Kind::Pair => pair_value(&found, self.keys),
+                    };
+                    let Some(secret) = secret else {
+                        // Not a secret here; look again from the next character (a shorter
+                        // name may start inside this one's match).
+                        at = next_boundary(s, whole.start());
                         continue;
-                    }
-                },
+                    };
+                    (whole.range(), secret)
+                }
             };
             at = if whole.is_empty() {
                 next_boundary(s, whole.end)
@@ -311,6 +353,7 @@ impl Shapes<'_> {
             }
             if text.is_empty()
                 || overlaps(&spans, &whole)
+                || overlaps(&spans, &secret)
                 || contains_placeholder(text)
                 || self.allow.contains(text)
             {
@@ -330,11 +373,26 @@ impl Shapes<'_> {
     }
 }
 
+/// Whether a text holds one of [`PAIR_TRIGGERS`], in any ASCII case.
+pub fn has_pair_trigger(text: &str) -> bool {
+    static FINDER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+        match aho_corasick::AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(PAIR_TRIGGERS)
+        {
+            Ok(ac) => ac,
+            Err(e) => panic!("built-in pair triggers do not compile: {e}"),
+        }
+    });
+    FINDER.is_match(text)
+}
+
 /// Whether what `urlcreds` took for a password is a port and a path (`8080/users/@alice` in
-/// `https://host:8080/users/@alice`): digits, then `/` or the end.
+/// `https://host:8080/users/@alice`) or a port and prose (`8080 is down, mail admin@…`):
+/// digits, then `/`, a space or the end.
 fn is_port_and_path(text: &str) -> bool {
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    (1..=5).contains(&digits) && matches!(text.as_bytes().get(digits), None | Some(b'/'))
+    (1..=5).contains(&digits) && matches!(text.as_bytes().get(digits), None | Some(b'/' | b' '))
 }
 
 /// The char boundary after `at` (or one past the end, which stops the search).
@@ -350,9 +408,11 @@ mod tests {
 
     fn redact(s: &str) -> String {
         let allow = HashSet::new();
+        let keys = KeyRules::default();
         let shapes = Shapes {
             user: &[],
             allow: &allow,
+            keys: &keys,
         };
         shapes
             .apply(s, &mut |_, _| {})
@@ -413,6 +473,8 @@ mod tests {
             ("redis://:r3d1sOnlyPass@cache:6379", "r3d1sOnlyPass"),
             ("amqp://u:p@ss/w:rd@mq.internal/vh", "p@ss/w:rd"),
             ("postgres://u:p%40ss%20word@db/x", "p%40ss%20word"),
+            ("redis://:my secret pass@cache:6379", "my secret pass"),
+            ("mysql://root:a b@c d@db:3306", "a b@c d"),
         ] {
             assert_eq!(redact(dsn), dsn.replace(pw, &placeholder("urlcreds", pw)));
         }
@@ -431,6 +493,7 @@ mod tests {
             "https://example.com:8443/users/@alice",
             "http://localhost:3000",
             "see http://host:80/a and mail@example.com",
+            "http://example.com:8080 is down, mail admin@example.com",
             "postgres://app_user@db.internal:5432/appdb",
             "xghp_NOTAREALTOKENFORTESTSONLY0000000000",
             "AKIANOTAREALKEYXXX00X",
@@ -441,37 +504,71 @@ mod tests {
     }
 
     #[test]
-    fn jwt_segment_caps_match_the_counted_pattern() {
-        // The reference's counted pattern, compiled for the comparison only.
+    fn jwt_of_any_length_is_taken_whole() {
+        // Within the reference's caps the match is the reference's, so the hash is too.
         let counted = Regex::new(
             r"(?-u:\b)eyJ[A-Za-z0-9_-]{4,1024}\.[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{0,1024}",
         )
         .unwrap();
         let seg = |n: usize| "a".repeat(n);
-        let cases = [
-            format!("x eyJ{}.{}.{} y", seg(4), seg(4), seg(0)),
-            format!("eyJ{}.{}.{}", seg(1024), seg(8192), seg(1024)),
-            format!("eyJ{}.{}.{}", seg(1025), seg(10), seg(10)),
-            format!("eyJ{}.{}.{}", seg(10), seg(8193), seg(10)),
-            format!("eyJ{}.{}.{}!", seg(10), seg(10), seg(3000)),
-            format!("eyJ{}-eyJ{}.{}.{}", seg(1100), seg(10), seg(10), seg(5)),
-            format!("eyJ{}.{}", seg(10), seg(10)),
-            format!("eyJabc.{}.x eyJ{}.{}.{}", seg(10), seg(5), seg(5), seg(5)),
-        ];
-        for case in cases {
-            let expected: String = {
-                let mut out = String::new();
-                let mut last = 0;
-                for m in counted.find_iter(&case) {
-                    out.push_str(&case[last..m.start()]);
-                    out.push_str(&placeholder("jwt", m.as_str()));
-                    last = m.end();
-                }
-                out.push_str(&case[last..]);
-                out
-            };
-            assert_eq!(redact(&case), expected, "{}", &case[..case.len().min(40)]);
+        let small = format!("x eyJ{}.{}.{} y", seg(40), seg(400), seg(40));
+        let m = counted.find(&small).unwrap().as_str();
+        assert_eq!(redact(&small), small.replace(m, &placeholder("jwt", m)));
+        for (h, p, sig) in [
+            (10, 9000, 43),
+            (1100, 10, 10),
+            (10, 10, 3000),
+            (10, 70_000, 86),
+        ] {
+            let jwt = format!("eyJ{}.{}.{}", seg(h), seg(p), seg(sig));
+            let text = format!("token {jwt}!");
+            assert_eq!(
+                redact(&text),
+                format!("token {}!", placeholder("jwt", &jwt))
+            );
         }
+    }
+
+    #[test]
+    fn private_key_blocks() {
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAnotarealkey\nabc+/=\n-----END RSA PRIVATE KEY-----";
+        assert_eq!(
+            redact(&format!("key:\n{pem}\nafter")),
+            format!("key:\n{}\nafter", placeholder("privatekey", pem))
+        );
+        let cut = "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAA";
+        assert_eq!(redact(cut), placeholder("privatekey", cut));
+        let public = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----";
+        assert_eq!(redact(public), public);
+    }
+
+    #[test]
+    fn pairs_in_free_text() {
+        let ph = |s: &str| placeholder(KEYCTX, s);
+        for (text, secret) in [
+            ("login password=hunter2-correct ok", "hunter2-correct"),
+            ("token: abc123def456", "abc123def456"),
+            ("X-Api-Key: 0123456789abcdef.", "0123456789abcdef"),
+            ("url?access_token=abcdefgh12345678&x=1", "abcdefgh12345678"),
+            ("run --secret s3cr3t-value-here now", "s3cr3t-value-here"),
+            (r#"{\"password\":\"hunter2-correct\"}"#, "hunter2-correct"),
+            ("PASSWORD='longpassword9'", "longpassword9"),
+        ] {
+            assert_eq!(redact(text), text.replace(secret, &ph(secret)), "{text}");
+        }
+        for text in [
+            "the token: required for access",
+            "max_tokens=4096",
+            "password=short",
+            "author=someone-famous",
+            "mapping: a-to-b-to-c-to-d",
+            "id=123e4567-e89b-12d3-a456-426614174000",
+            "--verbose abcdefghijkl",
+        ] {
+            assert_eq!(redact(text), text, "{text}");
+        }
+        let once = redact("password=hunter2-correct and token: zz-99-yy-88");
+        assert_eq!(redact(&once), once);
     }
 
     #[test]
@@ -505,9 +602,11 @@ mod tests {
             regex: Regex::new(r"(?-u:\b)[0-9a-f]{8}(?-u:\b)").unwrap(),
         };
         let allow: HashSet<String> = ["sk-THIS-ONE-IS-PUBLIC-000000".to_owned()].into();
+        let keys = KeyRules::default();
         let shapes = Shapes {
             user: std::slice::from_ref(&hex),
             allow: &allow,
+            keys: &keys,
         };
         let once = shapes
             .apply("Bearer NOT-A-REAL-BEARER-TOKEN-0000", &mut |_, _| {})

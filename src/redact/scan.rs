@@ -9,7 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
-use super::Redactor;
+use super::{Echoes, Redactor};
 use crate::cassette::{Dir, Entry, EntryKind, Header};
 
 /// One secret found in a frame, line or text.
@@ -88,15 +88,33 @@ pub struct CassetteScanner {
     redactor: Redactor,
     c2s: Methods,
     s2c: Methods,
+    /// The secrets found so far (docs/redaction.md, "Echoes"), so that the scan reports exactly
+    /// what `redact -o` replaces.
+    echoes: Echoes,
+    /// Position of the next entry in the file (the header is 0).
+    position: usize,
 }
 
 impl CassetteScanner {
     pub fn new(redactor: &Redactor) -> CassetteScanner {
+        CassetteScanner::with_echoes(redactor, redactor.echoes())
+    }
+
+    /// A scanner starting from a known set of secrets (a second pass over a file, with all of
+    /// them).
+    pub fn with_echoes(redactor: &Redactor, echoes: Echoes) -> CassetteScanner {
         CassetteScanner {
             redactor: redactor.clone(),
             c2s: Methods::default(),
             s2c: Methods::default(),
+            echoes,
+            position: 0,
         }
+    }
+
+    /// The secrets learned, each with the position it was learned at.
+    pub fn into_echoes(self) -> Echoes {
+        self.echoes
     }
 
     fn methods(&mut self, dir: Dir) -> &mut Methods {
@@ -107,8 +125,10 @@ impl CassetteScanner {
     }
 
     /// Hits in the header's `command` arguments (`command[i]`) and `url`.
-    pub fn header(&self, header: &Header) -> Vec<ScanHit> {
+    pub fn header(&mut self, header: &Header) -> Vec<ScanHit> {
         let mut out = Vec::new();
+        self.echoes.set_position(0);
+        self.position = 1;
         let header_hit = |h: super::Hit, path: String| ScanHit {
             rule: h.rule,
             dir: "header",
@@ -116,13 +136,12 @@ impl CassetteScanner {
             path,
             excerpt: h.excerpt,
         };
-        for (i, arg) in header.command().unwrap_or_default().iter().enumerate() {
-            for h in self.redactor.scan_text(arg) {
-                out.push(header_hit(h, format!("command[{i}]")));
-            }
+        let command = header.command().unwrap_or_default();
+        for (i, h) in self.redactor.scan_command(command, &mut self.echoes) {
+            out.push(header_hit(h, format!("command[{i}]")));
         }
         if let Some(url) = header.url() {
-            for h in self.redactor.scan_text(url) {
+            for h in self.redactor.scan_text_echoing(url, &mut self.echoes) {
                 out.push(header_hit(h, "url".to_owned()));
             }
         }
@@ -131,6 +150,8 @@ impl CassetteScanner {
 
     /// Hits in one entry. Unknown entry types have none.
     pub fn entry(&mut self, entry: &Entry) -> Vec<ScanHit> {
+        self.echoes.set_position(self.position);
+        self.position += 1;
         let Some(dir) = entry.dir else {
             return Vec::new();
         };
@@ -140,12 +161,15 @@ impl CassetteScanner {
             }
         }
         let hits = match &entry.kind {
-            EntryKind::Frame(frame) => self.redactor.scan_frame(frame),
-            EntryKind::Raw(data) => self.redactor.scan_raw_line(data),
-            EntryKind::Chunks { chunks, .. } => chunks
-                .iter()
-                .flat_map(|c| self.redactor.scan_frame(&c.frame))
-                .collect(),
+            EntryKind::Frame(frame) => self.redactor.scan_frame_echoing(frame, &mut self.echoes),
+            EntryKind::Raw(data) => self.redactor.scan_raw_line_echoing(data, &mut self.echoes),
+            EntryKind::Chunks { chunks, .. } => {
+                let mut hits = Vec::new();
+                for c in chunks {
+                    hits.extend(self.redactor.scan_frame_echoing(&c.frame, &mut self.echoes));
+                }
+                hits
+            }
             EntryKind::Unknown(_) => Vec::new(),
         };
         if hits.is_empty() {
@@ -163,12 +187,14 @@ impl CassetteScanner {
             },
             _ => None,
         };
+        // A method name or a key on the path can be a secret too; the report shows neither.
+        let method = method.map(|m| self.redactor.mask_text(&m, &mut self.echoes));
         hits.into_iter()
             .map(|h| ScanHit {
                 rule: h.rule,
                 dir: dir.as_str(),
                 method: method.clone(),
-                path: h.path,
+                path: self.redactor.mask_text(&h.path, &mut self.echoes),
                 excerpt: h.excerpt,
             })
             .collect()

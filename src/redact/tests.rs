@@ -229,7 +229,14 @@ fn raw_lines() {
         )
     );
     assert_eq!(r.scan_raw_line(&log)[0].path, "raw");
-    assert_eq!(r.redact_raw_line("password=correct-horse-battery").1, 0);
+    // A `name=value` pair in a plain line is caught by the free-text pair rule.
+    assert_eq!(
+        r.redact_raw_line("password=correct-horse-battery").0,
+        format!(
+            "password={}",
+            placeholder("keyctx", "correct-horse-battery")
+        )
+    );
 
     // A secret that needs escaping is found in its escaped spelling, and the line stays JSON.
     let escaped = json!({ "token": "quote\"and\\slash-secret" }).to_string();
@@ -452,6 +459,9 @@ mod properties {
             "\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\]",
             "[a-z]{0,4}\\[REDACTED:[a-z]{2,8}:[0-9a-f]{8}\\][a-z0-9]{0,10}",
             "https?://[a-z.]{1,12}/[a-z/]{0,10}(\\?[a-z=]{1,6})?",
+            "[a-z ]{0,6}(password|token|api_key|note|Secret)(=|: |\":\")[A-Za-z0-9!.-]{4,14}[ ,]?",
+            "-----BEGIN (RSA )?PRIVATE KEY-----\n[A-Za-z0-9+/]{4,20}(\n-----END (RSA )?PRIVATE KEY-----)?",
+            "\\{\"(password|name|token)\":\"[a-z0-9-]{4,12}\"( *, *\"n\": *[0-9]{1,9})?\\}",
         ]
     }
 

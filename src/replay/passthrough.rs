@@ -81,12 +81,8 @@ impl Appender {
             let rekeyed = splice_id(text, &live);
             let frame = Frame::parse(&rekeyed)
                 .ok_or_else(|| io::Error::other("a forwarded frame is not a JSON-RPC object"))?;
-            let frame = match &self.redactor {
-                Some(r) => r
-                    .get()
-                    .redact_frame(&frame)
-                    .map(|(f, _)| f)
-                    .unwrap_or(frame),
+            let frame = match &mut self.redactor {
+                Some(r) => r.redact_frame(&frame).unwrap_or(frame),
                 None => frame,
             };
             let mut entry = Entry::new_frame(t, dir, frame);

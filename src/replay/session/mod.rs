@@ -43,9 +43,9 @@ use super::progress;
 use super::recorded::{Answer, Recorded};
 use super::schedule::Released;
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
-use crate::jsonrpc::{FrameKind, Id};
+use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
-use crate::redact::{RedactConfig, Redactor};
+use crate::redact::{Echoes, RedactConfig, Redactor};
 use rekey::{rekey_response, rekey_subscription};
 
 /// What happened to one message.
@@ -120,6 +120,9 @@ impl Exchange {
 pub struct Rules {
     config: Option<RedactConfig>,
     built: OnceLock<Redactor>,
+    /// Secrets this session's requests carried, redacted wherever a later request repeats them,
+    /// as `record` did (docs/redaction.md, "Echoes").
+    echoes: Echoes,
 }
 
 impl Rules {
@@ -128,7 +131,28 @@ impl Rules {
         Rules {
             config,
             built: OnceLock::new(),
+            echoes: Echoes::new(),
         }
+    }
+
+    /// A live request's params redacted as `record` redacted them, echoes included.
+    pub fn redact_request(&mut self, params: &Value) -> (Value, usize) {
+        let redactor = self.get().clone();
+        redactor.redact_value_echoing(params, &mut self.echoes)
+    }
+
+    /// A text as a diagnosis may show it: shape rules, then this session's remembered secrets.
+    pub fn mask(&mut self, text: &str) -> String {
+        let redactor = self.get().clone();
+        redactor.mask_text(text, &mut self.echoes)
+    }
+
+    /// A frame appended to the cassette, redacted with this session's echoes.
+    pub fn redact_frame(&mut self, frame: &Frame) -> Option<Frame> {
+        let redactor = self.get().clone();
+        redactor
+            .redact_frame_echoing(frame, &mut self.echoes)
+            .map(|(f, _)| f)
     }
 
     pub fn get(&self) -> &Redactor {
@@ -418,7 +442,7 @@ impl Session {
                 None
             };
             if let Some(params) = reparsed.as_ref().or(shaped.as_ref()) {
-                let (mut redacted, changed) = self.redactor.get().redact_value(params);
+                let (mut redacted, changed) = self.redactor.redact_request(params);
                 drop(reparsed);
                 if changed > 0 {
                     // From here on only the redacted params are read.
@@ -472,6 +496,7 @@ impl Session {
         // Diagnosed before any borrowing: the reason is about this request, not the loan.
         let reason = diagnose(&self.index, method, effective, fp);
         let diagnosis = format_miss(&reason, self.redactor.get());
+        let diagnosis = self.redactor.mask(&diagnosis);
         if self.on_miss == OnMiss::Warn && !is_mrtr_retry(effective) && method != TASKS_GET {
             if let Some(p) = self.take_same_method(method) {
                 self.stats.borrowed += 1;
@@ -479,7 +504,7 @@ impl Session {
             }
         }
         self.stats.misses += 1;
-        let shown_method = self.redactor.get().redact_text(method).0;
+        let shown_method = self.redactor.mask(method);
         let mut ex = Exchange::silent();
         ex.answer = Some(Outbound::Owned(miss_answer(
             &req.id,
