@@ -499,4 +499,6 @@ fn blank_placeholders(text: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
+mod scaling;
+#[cfg(test)]
 mod tests;

@@ -465,19 +465,27 @@ fn intent_span(text: &str, hits: &[Hit]) -> Option<(usize, usize)> {
         }
         &text[..cut]
     };
-    let explained = explains(purpose);
+    if explains(purpose) {
+        return None;
+    }
+    // The first model-addressed phrase of each sentence, found in one walk: hits come in
+    // order of start, so sentence numbers only grow. Looking the sentence's phrase up again
+    // for every sensitive object would be quadratic in a text dense with both.
+    let mut first_addr: Vec<Option<&Hit>> = vec![None; ends.len() + 1];
+    for addr in hits.iter().filter(|h| h.family == Family::Addr) {
+        if let Some(slot) = first_addr.get_mut(sentence_of(&ends, addr.start)) {
+            slot.get_or_insert(addr);
+        }
+    }
     for act in hits.iter().filter(|h| h.family == Family::Act) {
         let sentence = sentence_of(&ends, act.start);
         if sentence == 0 && !addressed_first {
             continue;
         }
-        let Some(addr) = hits
-            .iter()
-            .find(|h| h.family == Family::Addr && sentence_of(&ends, h.start) == sentence)
-        else {
+        let Some(addr) = first_addr.get(sentence).copied().flatten() else {
             continue;
         };
-        if explained || purpose.contains(&text[act.start..act.end]) {
+        if purpose.contains(&text[act.start..act.end]) {
             continue;
         }
         return Some((addr.start.min(act.start), addr.end.max(act.end)));
