@@ -65,6 +65,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod byte_class;
 pub mod cassette;
 mod fields;
 mod normalise;
