@@ -28,7 +28,7 @@ const fn pack(m: u64) -> u64 {
 }
 
 /// Eight bytes little-endian, zero-padded past the end of `bytes`.
-fn load(bytes: &[u8]) -> u64 {
+pub(crate) fn load(bytes: &[u8]) -> u64 {
     match <[u8; 8]>::try_from(bytes) {
         Ok(eight) => u64::from_le_bytes(eight),
         Err(_) => {
@@ -40,13 +40,27 @@ fn load(bytes: &[u8]) -> u64 {
     }
 }
 
-/// ASCII letters and digits.
-fn alnum(x: u64) -> u64 {
+/// ASCII letters, and ASCII digits.
+#[inline]
+fn letters_and_digits(x: u64) -> (u64, u64) {
     let ascii = !x & HIGH;
     let lower = x | (LOW * 0x20);
-    let letter = at_least(lower, b'a') & !at_least(lower, b'z' + 1);
-    let digit = at_least(x, b'0') & !at_least(x, b'9' + 1);
-    (letter | digit) & ascii
+    let letter = at_least(lower, b'a') & !at_least(lower, b'z' + 1) & ascii;
+    let digit = at_least(x, b'0') & !at_least(x, b'9' + 1) & ascii;
+    (letter, digit)
+}
+
+/// The eight bytes with ASCII capitals lowercased (`u8::to_ascii_lowercase` on each).
+pub(crate) fn ascii_lowercase(x: u64) -> u64 {
+    let upper = at_least(x, b'A') & !at_least(x, b'Z' + 1) & !x & HIGH;
+    x | (upper >> 2)
+}
+
+/// ASCII letters and digits.
+#[inline]
+fn alnum(x: u64) -> u64 {
+    let (letter, digit) = letters_and_digits(x);
+    letter | digit
 }
 
 /// Per 64-byte block of a text, bit `i` for byte `i` of the block.
@@ -78,8 +92,6 @@ pub(crate) struct FoldMasks {
     pub(crate) alnum: u64,
     /// The leetspeak characters `0 1 3 4 5 7 @ $`.
     pub(crate) leet: u64,
-    /// The spacing separators ` . - _ *`.
-    pub(crate) separator: u64,
 }
 
 /// The fold masks of one block of at most 64 bytes.
@@ -87,17 +99,14 @@ pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
     let mut masks = FoldMasks::default();
     for (k, eight) in block.chunks(8).enumerate() {
         let x = load(eight);
-        let ascii = !x & HIGH;
-        let low_digit = at_least(x, b'0') & !at_least(x, b'8') & ascii;
-        let leet = (low_digit & !equal(x, b'2') & !equal(x, b'6')) | equal(x, b'@') | equal(x, b'$');
-        let separator = equal(x, b' ')
-            | equal(x, b'.')
-            | equal(x, b'-')
-            | equal(x, b'_')
-            | equal(x, b'*');
-        masks.alnum |= pack(alnum(x)) << (8 * k);
+        let (letter, digit) = letters_and_digits(x);
+        // Among the digits, 2, 6, 8 and 9 are not leetspeak: bit 3 set (8, 9), or bit 1 set
+        // with bit 0 clear (2, 6). Each bit is moved to its byte's high bit.
+        let (bit3, bit1, bit0) = ((x << 4) & HIGH, (x << 6) & HIGH, (x << 7) & HIGH);
+        let leet_digit = digit & !(bit3 | (bit1 & !bit0));
+        let leet = leet_digit | equal(x, b'@') | equal(x, b'$');
+        masks.alnum |= pack(letter | digit) << (8 * k);
         masks.leet |= pack(leet) << (8 * k);
-        masks.separator |= pack(separator) << (8 * k);
     }
     masks
 }
@@ -134,6 +143,16 @@ mod tests {
     }
 
     #[test]
+    fn lowercase_matches_the_byte_definition() {
+        for block in blocks() {
+            for eight in block.chunks(8) {
+                let want: Vec<u8> = eight.iter().map(u8::to_ascii_lowercase).collect();
+                assert_eq!(ascii_lowercase(load(eight)), load(&want), "{eight:?}");
+            }
+        }
+    }
+
+    #[test]
     fn fold_masks_match_the_byte_definitions() {
         for block in blocks() {
             let mut want = FoldMasks::default();
@@ -143,7 +162,6 @@ mod tests {
                     c,
                     b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$'
                 )) << i;
-                want.separator |= u64::from(matches!(c, b' ' | b'.' | b'-' | b'_' | b'*')) << i;
             }
             assert_eq!(fold_masks(&block), want, "{block:?}");
         }

@@ -16,8 +16,9 @@ use super::normalise;
 use super::rules::{DOCS, FINDERS, output_finder};
 use super::text::Text;
 
-/// Bytes of the smaller text; the larger one is four times this.
-const BASE: usize = 8 * 1024;
+/// Bytes of the smaller text; the larger one is four times this. Small enough that a timing
+/// (a few milliseconds in a debug build) fits in one scheduler time slice.
+const BASE: usize = 4 * 1024;
 /// Allowed growth for ×4 input: linear is 4, and the rest is noise and cache effects (the
 /// larger text and what the rule builds from it fit in fewer cache levels). A rule that
 /// rescans a prefix per match measures 9 to 16 here.
@@ -124,6 +125,9 @@ fn build(name: &str, unit: &str, len: usize) -> String {
 /// small figure is the time of one run.
 fn fastest(small: &str, large: &str, work: &dyn Fn(&str)) -> (Duration, Duration) {
     let time = |text: &str, times: u32| {
+        // Start on a fresh time slice: on a loaded machine a timing longer than what is left
+        // of the current one is cut by other processes, whatever the code does.
+        std::thread::yield_now();
         let started = Instant::now();
         for _ in 0..times {
             work(black_box(text));

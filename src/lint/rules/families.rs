@@ -269,12 +269,26 @@ const PREFIX_BUCKETS: usize = 1 << 12;
 /// Pattern ids by their first four bytes: a bucket table indexed by the same hash as the start
 /// gate, then the four bytes compared. At each admitted position this is two array reads and
 /// a compare or two, where a hash map lookup cost several times that in a pass that visits
-/// every word of every text.
+/// every word of every text. Each key also holds the pattern's next eight bytes and its
+/// length, so most candidates are decided without reading the pattern itself.
 struct PrefixIndex {
     /// `keys[starts[b]..starts[b + 1]]` is bucket `b`.
     starts: Vec<u32>,
-    /// (first four bytes, pattern id), grouped by bucket, in pattern order within a bucket.
-    keys: Vec<(u32, u32)>,
+    /// Grouped by bucket, in pattern order within a bucket.
+    keys: Vec<PrefixKey>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PrefixKey {
+    /// The first four bytes (see [`word`]).
+    first: u32,
+    id: u32,
+    /// The pattern's length in bytes.
+    len: u32,
+    /// Bytes 4..12 of the pattern, little-endian, zero past its end; `next_mask` covers the
+    /// bytes it has.
+    next: u64,
+    next_mask: u64,
 }
 
 fn bucket(w: u32) -> usize {
@@ -283,18 +297,33 @@ fn bucket(w: u32) -> usize {
 
 impl PrefixIndex {
     fn new(patterns: &[String]) -> Self {
-        let mut keys: Vec<(usize, u32, u32)> = patterns
+        let mut keys: Vec<(usize, PrefixKey)> = patterns
             .iter()
             .enumerate()
             .filter_map(|(id, p)| {
-                let w = word(p.as_bytes());
-                Some((bucket(w), w, u32::try_from(id).ok()?))
+                let bytes = p.as_bytes();
+                let w = word(bytes);
+                let next_bytes = bytes.get(MIN_PHRASE..).unwrap_or_default();
+                let covered = next_bytes.len().min(8);
+                let next_mask = if covered == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * covered)) - 1
+                };
+                let key = PrefixKey {
+                    first: w,
+                    id: u32::try_from(id).ok()?,
+                    len: u32::try_from(bytes.len()).ok()?,
+                    next: byte_class::load(next_bytes) & next_mask,
+                    next_mask,
+                };
+                Some((bucket(w), key))
             })
             .collect();
         // Stable: ids stay in pattern order inside a bucket, as the hash map's lists were.
-        keys.sort_by_key(|&(b, _, _)| b);
+        keys.sort_by_key(|&(b, _)| b);
         let mut starts = vec![0u32; PREFIX_BUCKETS + 1];
-        for &(b, _, _) in &keys {
+        for &(b, _) in &keys {
             if let Some(next) = starts.get_mut(b + 1) {
                 *next += 1;
             }
@@ -304,12 +333,12 @@ impl PrefixIndex {
         }
         PrefixIndex {
             starts,
-            keys: keys.into_iter().map(|(_, w, id)| (w, id)).collect(),
+            keys: keys.into_iter().map(|(_, key)| key).collect(),
         }
     }
 
-    /// The ids of the patterns whose first four bytes are `w`.
-    fn get(&self, w: u32) -> impl Iterator<Item = usize> + '_ {
+    /// The keys of the patterns whose first four bytes are `w`.
+    fn get(&self, w: u32) -> impl Iterator<Item = &PrefixKey> + '_ {
         let b = bucket(w);
         let range = match (self.starts.get(b), self.starts.get(b + 1)) {
             (Some(&from), Some(&to)) => from as usize..to as usize,
@@ -319,8 +348,7 @@ impl PrefixIndex {
             .get(range)
             .unwrap_or_default()
             .iter()
-            .filter(move |&&(key, _)| key == w)
-            .map(|&(_, id)| id as usize)
+            .filter(move |key| key.first == w)
     }
 }
 
@@ -381,19 +409,27 @@ fn hits(text: &str) -> Vec<Hit> {
         if !table.gate.admits(w) {
             return;
         }
-        for id in table.by_prefix.get(w) {
+        // The text's bytes 4..12 from here, lowercased, read once for all candidates.
+        let next = byte_class::ascii_lowercase(byte_class::load(
+            b.get(p + MIN_PHRASE..).unwrap_or_default(),
+        ));
+        for key in table.by_prefix.get(w) {
+            let id = key.id as usize;
             let (Some(pattern), Some(entries)) = (table.patterns.get(id), table.entries.get(id))
             else {
                 continue;
             };
-            let end = p + pattern.len();
-            // The first four bytes are equal (same key); compare the rest byte by byte,
-            // leaving at the first difference (most candidates differ at once).
+            let end = p + key.len as usize;
+            if end > b.len() || next & key.next_mask != key.next {
+                continue;
+            }
+            // The first twelve bytes are equal (same key, same next eight); compare what is
+            // left byte by byte, leaving at the first difference.
             let same = b.get(p..end).is_some_and(|there| {
                 there
                     .iter()
                     .zip(pattern.as_bytes())
-                    .skip(MIN_PHRASE)
+                    .skip(MIN_PHRASE + 8)
                     .all(|(t, q)| t.to_ascii_lowercase() == *q)
             });
             if !same {
