@@ -29,6 +29,7 @@
 //! the fold makes of it.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use base64_alphabet::{is_b64, is_hex};
 use unicode_normalization::char::{decompose_compatible, is_combining_mark};
@@ -412,6 +413,47 @@ fn is_plain_script(c: char) -> bool {
     matches!(c, '\u{0900}'..='\u{097F}' | '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7A3}')
 }
 
+/// End (exclusive) of the code points [`folds_to_itself`] has a table for: Latin-1 to Syriac
+/// and Thaana, and general punctuation to the CJK symbols, the ranges of ordinary non-ASCII
+/// prose that [`is_plain_script`] does not cover.
+const SELF_FOLDING_END: usize = 0x3400;
+
+/// Per code point below [`SELF_FOLDING_END`], whether the fold copies it unchanged.
+static SELF_FOLDING: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut bits = vec![0u64; SELF_FOLDING_END / 64];
+    for cp in 0x80..SELF_FOLDING_END {
+        if char::from_u32(cp as u32).is_some_and(folds_to_itself_by_definition) {
+            bits[cp / 64] |= 1 << (cp % 64);
+        }
+    }
+    bits
+});
+
+/// A character the fold copies as it is: not removed, no compatibility or canonical
+/// decomposition, its own lowercase, no homoglyph, not a combining mark (which is dropped
+/// after a Latin letter). Most letters of Cyrillic, Greek, Hebrew and Arabic prose, and most
+/// punctuation, are; for them the full fold's per-character work is one table lookup.
+fn folds_to_itself(c: char) -> bool {
+    let cp = c as usize;
+    cp < SELF_FOLDING_END
+        && SELF_FOLDING
+            .get(cp / 64)
+            .is_some_and(|bits| bits & (1 << (cp % 64)) != 0)
+}
+
+fn folds_to_itself_by_definition(c: char) -> bool {
+    if is_invisible(c) || is_combining_mark(c) || confusable(c).is_some() {
+        return false;
+    }
+    let (mut parts, mut same) = (0, true);
+    decompose_compatible(c, |d| {
+        parts += 1;
+        same &= d == c;
+    });
+    let mut lower = c.to_lowercase();
+    parts == 1 && same && lower.next() == Some(c) && lower.next().is_none()
+}
+
 struct Folder {
     out: String,
     map: Vec<(u32, u32)>,
@@ -447,7 +489,8 @@ fn full_fold(s: &str) -> View<'_> {
 }
 
 /// [`full_fold`]; `exhaustive` looks for spaced runs at every byte instead of only where the
-/// screen allows one (the tests compare the two).
+/// screen allows one, and decomposes every character [`folds_to_itself`] would copy (the tests
+/// compare the two).
 fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
     let mut f = Folder {
         out: String::with_capacity(s.len()),
@@ -493,7 +536,7 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
             f.reveal(start, Reveal::INVISIBLE);
             continue;
         }
-        if is_plain_script(c) {
+        if is_plain_script(c) || (!exhaustive && folds_to_itself(c)) {
             f.out.push(c);
             prev_latin = false;
             continue;
@@ -941,6 +984,31 @@ mod tests {
         Ok(())
     }
 
+    /// Every character the table says folds to itself does, next to Latin letters, other
+    /// characters and itself.
+    #[test]
+    fn self_folding_characters_fold_to_themselves() {
+        let mut copied = 0;
+        for cp in 0x80..SELF_FOLDING_END as u32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            copied += usize::from(folds_to_itself(c));
+            for s in [
+                format!("a{c}b"),
+                format!("{c}"),
+                format!("I{c}{c}\u{301}x\u{430}"),
+            ] {
+                let (fast, slow) = (full_fold_with(&s, false), full_fold_with(&s, true));
+                assert_eq!(fast.text, slow.text, "{c:?}");
+                assert_eq!(fast.map, slow.map, "{c:?}");
+                assert_eq!(fast.reveals, slow.reveals, "{c:?}");
+            }
+        }
+        // Most of the range: Cyrillic and Greek lowercase, Hebrew, Arabic, punctuation.
+        assert!(copied > 4000, "{copied}");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2048))]
 
@@ -955,8 +1023,8 @@ mod tests {
             prop_assert_eq!(leet_words(s.as_bytes()), leet_words_exact(s.as_bytes()));
         }
 
-        /// Skipping the per-byte spacing search where the screen rules a run out changes
-        /// nothing.
+        /// Skipping the per-byte spacing search where the screen rules a run out, and copying
+        /// the characters that fold to themselves, changes nothing.
         #[test]
         fn screened_fold_equals_the_exhaustive_fold(s in dense_text()) {
             same_view(&full_fold_with(&s, false), &full_fold_with(&s, true))?;
