@@ -50,6 +50,14 @@ fn letters_and_digits(x: u64) -> (u64, u64) {
     (letter, digit)
 }
 
+/// The offset of the first byte that is not ASCII, eight bytes at a time.
+pub(crate) fn first_non_ascii(bytes: &[u8]) -> Option<usize> {
+    bytes.chunks(8).enumerate().find_map(|(k, eight)| {
+        let high = load(eight) & HIGH;
+        (high != 0).then(|| 8 * k + high.trailing_zeros() as usize / 8)
+    })
+}
+
 /// The eight bytes with ASCII capitals lowercased (`u8::to_ascii_lowercase` on each).
 pub(crate) fn ascii_lowercase(x: u64) -> u64 {
     let upper = at_least(x, b'A') & !at_least(x, b'Z' + 1) & !x & HIGH;
@@ -139,6 +147,20 @@ mod tests {
                 want.phrase_lead |= u64::from(matches!(c, b'.' | b'~' | b'/') || c >= 0xC0) << i;
             }
             assert_eq!(phrase_masks(&block), want, "{block:?}");
+        }
+    }
+
+    #[test]
+    fn first_non_ascii_matches_the_byte_definition() {
+        for block in blocks() {
+            for from in [0, 1, 7, 9] {
+                let tail = block.get(from..).unwrap_or_default();
+                assert_eq!(
+                    first_non_ascii(tail),
+                    tail.iter().position(|b| !b.is_ascii()),
+                    "{tail:?}"
+                );
+            }
         }
     }
 

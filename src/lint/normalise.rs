@@ -204,8 +204,9 @@ struct Screen {
     /// Two single word characters in a row, each between non-word bytes (`. x x `):
     /// necessary for four spaced singles, the ASCII fold's spacing test.
     spaced_singles: bool,
-    /// Three word characters joined by single non-word bytes (`x x x`): necessary for a
-    /// spaced run ([`spaced_run`]).
+    /// Three word characters joined by single non-word bytes, the first after a non-word
+    /// byte or the start (` x x x`): necessary for a spaced run ([`spaced_run`]), whose first
+    /// two characters are single. An article between two words (`for a city`) is not one.
     spaced_run: bool,
 }
 
@@ -236,10 +237,16 @@ fn screen(bytes: &[u8]) -> Screen {
         // necessary condition, and one mask fewer to compute.
         let valid = u64::MAX >> (64 - chunk.len());
         let (w, pw) = (m.alnum | m.leet, prev.alnum | prev.leet);
-        let (sep, ps) = (!w & valid, if block == 0 { 0 } else { !pw });
+        // Before the first block, the start of the text counts as a non-word byte.
+        let (sep, ps) = (!w & valid, if block == 0 { 1 << 63 } else { !pw });
         // Bit p: a window ending at byte p.
         let singles = sep & back(w, pw, 1) & back(sep, ps, 2) & back(w, pw, 3) & back(sep, ps, 4);
-        let run = w & back(sep, ps, 1) & back(w, pw, 2) & back(sep, ps, 3) & back(w, pw, 4);
+        let run = w
+            & back(sep, ps, 1)
+            & back(w, pw, 2)
+            & back(sep, ps, 3)
+            & back(w, pw, 4)
+            & back(sep, ps, 5);
         out.spaced_singles |= singles != 0;
         out.spaced_run |= run != 0;
         prev = m;
@@ -509,10 +516,7 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
         if bytes[at].is_ascii() {
             // ASCII runs are copied in bulk and lowercased in place; only spaced runs are
             // rebuilt character by character.
-            let end = bytes[at..]
-                .iter()
-                .position(|b| !b.is_ascii())
-                .map_or(bytes.len(), |n| at + n);
+            let end = byte_class::first_non_ascii(&bytes[at..]).map_or(bytes.len(), |n| at + n);
             if spacing {
                 fold_ascii(&mut f, s, at, end);
             } else {
