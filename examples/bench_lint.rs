@@ -1,4 +1,4 @@
-//! Throughput of the safety lint over tool-declaration text, all sixteen rules.
+//! Throughput of the safety lint over tool-declaration text, every rule (CAS-L001 … CAS-L024).
 //!
 //! Builds about 50 MB of realistic tool listings (English prose, schema property text, some
 //! Chinese, Russian, Arabic, Japanese, Hindi and emoji, and roughly one poisoned tool in a
@@ -198,7 +198,7 @@ fn main() {
         }
     });
     report(
-        "scan_text (16 rules, tool surface)",
+        "scan_text (every rule, tool surface)",
         mb * rounds as f64,
         t,
         hits,

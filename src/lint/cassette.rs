@@ -10,7 +10,7 @@
 //! * **Recorded output** (warn, never gating): every string under the `result` of an answer to
 //!   `tools/call`, `tasks/get`, `tasks/result`, `resources/read` or `prompts/get`, down to depth
 //!   12, read by the output rule set ([`super::lint_output_text`]: CAS-L001, L003, L006
-//!   narrowed, L009, L010, L013), with redaction placeholders blanked and base64 under `blob`
+//!   narrowed, L009, L010, L013, L017 narrowed), with redaction placeholders blanked and base64 under `blob`
 //!   or `data` never decoded or read.
 //!
 //! Streaming: [`CassetteLinter`] takes one entry at a time and keeps only the ids of output

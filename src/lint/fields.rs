@@ -12,7 +12,7 @@ use super::Surface;
 pub(crate) struct Field<'v> {
     pub(crate) text: &'v str,
     pub(crate) surface: Surface,
-    /// Found where only the second stage (CAS-L018 onward) reads: `outputSchema`, the
+    /// Found where only the rules added after the catalogue (CAS-L017 onward) read: `outputSchema`, the
     /// sub-schema keys beyond the first stage's seven, strings nested inside `default`,
     /// `const`, `enum` and `examples` values. The first-stage rules keep the fields they have
     /// always read, so their results do not change.

@@ -1,6 +1,7 @@
-//! Safety lint: the CAS-L001…CAS-L016 catalogue, the second stage (CAS-L018 onward: phrase
-//! families in ten languages over normalised text, and an intent reader; CAS-L017 is
-//! reserved), and the engine that applies them to the text a server publishes to the model.
+//! Safety lint: the CAS-L001…CAS-L016 catalogue, CAS-L017 (terminal control sequences), the
+//! second stage (CAS-L018 onward: phrase families in ten languages over normalised text, and
+//! an intent reader), and the engine that applies them to the text a server publishes to the
+//! model.
 //!
 //! # Shape
 //!
@@ -12,7 +13,8 @@
 //!   `inputSchema` and `annotations` (walked to depth 6, never deeper, whatever the input); a
 //!   prompt's `description`, `title` and argument text; a resource's `name`, `title` and
 //!   `description`. Some fields (`outputSchema`, further sub-schema keys, strings nested in
-//!   values) are read by the second stage only, so the catalogue's results never change.
+//!   values) are read only by the rules added after the catalogue (CAS-L017 onward), so the
+//!   catalogue's results never change.
 //! * `normalise` folds a text (compatibility forms, homoglyphs, invisibles, leetspeak,
 //!   letter-spacing, comments) and decodes embedded base64, hex and percent-encoding for the
 //!   second stage; `rules::families` matches its phrase families and reads intent. Each
@@ -63,6 +65,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod byte_class;
 pub mod cassette;
 mod fields;
 mod normalise;
@@ -222,8 +225,7 @@ pub fn surface_cap(surface: Surface) -> Option<Level> {
     }
 }
 
-/// Every rule in catalogue order: CAS-L001 … CAS-L016, then CAS-L018 onward (CAS-L017 is
-/// reserved).
+/// Every rule in catalogue order: CAS-L001 … CAS-L024.
 pub fn catalogue() -> &'static [RuleDoc] {
     &rules::DOCS
 }
@@ -361,7 +363,8 @@ impl TextHit {
 }
 
 /// Lint one string of recorded output: the rules whose surfaces include output (CAS-L001,
-/// L003, L006 narrowed to runs and Tags code points, L009, L010, L013), in catalogue order.
+/// L003, L006 narrowed to runs and Tags code points, L009, L010, L013, L017 narrowed to
+/// sequences that hide text or act on the terminal), in catalogue order.
 /// Redaction placeholders (`[REDACTED:<rule>:<hash8>]`) are blanked with spaces first: they
 /// are our own writing, not the server's, while the text around them is still read.
 pub fn lint_output_text(text: &str) -> Vec<TextHit> {
@@ -434,7 +437,7 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
     let mut findings = Vec::new();
     for field in &fields.list {
         let text = Text::new(field.text);
-        // Fields only the second stage reads skip the first stage's rules (fields.rs).
+        // Fields only the rules after the catalogue read skip the catalogue (fields.rs).
         let first = if field.extended {
             rules::FIRST_STAGE
         } else {
@@ -498,5 +501,7 @@ fn blank_placeholders(text: &str) -> Cow<'_, str> {
     })
 }
 
+#[cfg(test)]
+mod scaling;
 #[cfg(test)]
 mod tests;

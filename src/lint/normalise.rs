@@ -29,9 +29,12 @@
 //! the fold makes of it.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use base64_alphabet::{is_b64, is_hex};
 use unicode_normalization::char::{decompose_compatible, is_combining_mark};
+
+use super::byte_class;
 
 /// Which normalisation revealed a match; several may combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -182,11 +185,98 @@ fn is_word_byte(b: u8) -> bool {
 }
 
 /// Whether ASCII text holds a word mixing letters with leetspeak characters, or a run of
-/// spaced single characters: the two ASCII features only the full fold undoes. One pass.
+/// spaced single characters: the two ASCII features only the full fold undoes.
+///
+/// One pass of eight-byte classification (`byte_class`): only the words holding a leetspeak
+/// character are looked at, and the exact spacing check runs only where the pattern it needs
+/// (`x x x`-style windows) occurs. [`ascii_needs_fold_exact`] is the plain definition; a
+/// property test holds the two equal.
 fn ascii_needs_fold(bytes: &[u8]) -> bool {
-    if !may_need_fold(bytes) {
-        return false;
+    let screen = screen(bytes);
+    screen.leet_word || (screen.spaced_singles && ascii_needs_fold_exact(bytes))
+}
+
+/// What one classification pass over a text found.
+#[derive(Debug, Default)]
+struct Screen {
+    /// Some word is leetspeak ([`Word::is_leet`]).
+    leet_word: bool,
+    /// Two single word characters in a row, each between non-word bytes (`. x x `):
+    /// necessary for four spaced singles, the ASCII fold's spacing test.
+    spaced_singles: bool,
+    /// Three word characters joined by single non-word bytes, the first after a non-word
+    /// byte or the start (` x x x`): necessary for a spaced run ([`spaced_run`]), whose first
+    /// two characters are single. An article between two words (`for a city`) is not one.
+    spaced_run: bool,
+}
+
+/// One pass: leetspeak words exactly, and the windows the spacing rules need. Windows are
+/// tested on block masks shifted with the previous block's bits carried in, so a window
+/// across two blocks is seen.
+fn screen(bytes: &[u8]) -> Screen {
+    let mut out = Screen::default();
+    let mut checked_to = 0usize;
+    let mut prev = byte_class::FoldMasks::default();
+    // `cur << k` with the top `k` bits of the previous block's mask shifted in.
+    let back = |cur: u64, prev: u64, k: u32| (cur << k) | (prev >> (64 - k));
+    for (block, chunk) in bytes.chunks(64).enumerate() {
+        let m = byte_class::fold_masks(chunk);
+        let mut leet = m.leet;
+        while leet != 0 && !out.leet_word {
+            let at = block * 64 + leet.trailing_zeros() as usize;
+            leet &= leet - 1;
+            if at < checked_to {
+                continue;
+            }
+            let (start, end) = word_around(bytes, at);
+            out.leet_word = word_of(&bytes[start..end]).is_leet();
+            checked_to = end;
+        }
+        // Word bytes are letters, digits, `@` and `$` (`@` and `$` are in the leet mask). The
+        // windows ask for a non-word byte where the rules want a separator: a weaker, still
+        // necessary condition, and one mask fewer to compute.
+        let valid = u64::MAX >> (64 - chunk.len());
+        let (w, pw) = (m.alnum | m.leet, prev.alnum | prev.leet);
+        // Before the first block, the start of the text counts as a non-word byte.
+        let (sep, ps) = (!w & valid, if block == 0 { 1 << 63 } else { !pw });
+        // Bit p: a window ending at byte p.
+        let singles = sep & back(w, pw, 1) & back(sep, ps, 2) & back(w, pw, 3) & back(sep, ps, 4);
+        let run = w
+            & back(sep, ps, 1)
+            & back(w, pw, 2)
+            & back(sep, ps, 3)
+            & back(w, pw, 4)
+            & back(sep, ps, 5);
+        out.spaced_singles |= singles != 0;
+        out.spaced_run |= run != 0;
+        prev = m;
     }
+    out
+}
+
+/// The word (maximal run of word bytes) around byte `at`.
+fn word_around(bytes: &[u8], at: usize) -> (usize, usize) {
+    let start = bytes[..at]
+        .iter()
+        .rposition(|&b| !is_word_byte(b))
+        .map_or(0, |i| i + 1);
+    let end = bytes[at..]
+        .iter()
+        .position(|&b| !is_word_byte(b))
+        .map_or(bytes.len(), |n| at + n);
+    (start, end)
+}
+
+fn word_of(bytes: &[u8]) -> Word {
+    let mut word = Word::default();
+    for &b in bytes {
+        word.push(CLASS[b as usize]);
+    }
+    word
+}
+
+/// [`ascii_needs_fold`] by its definition, one byte at a time.
+fn ascii_needs_fold_exact(bytes: &[u8]) -> bool {
     let mut word = Word::default();
     let mut singles = 0usize;
     for &b in bytes {
@@ -210,23 +300,6 @@ fn ascii_needs_fold(bytes: &[u8]) -> bool {
         word = Word::default();
     }
     word.is_leet()
-}
-
-/// A quick necessary condition for [`ascii_needs_fold`], in branch-free passes the compiler
-/// vectorizes: leetspeak needs one of `0 1 3 4 5 7 @ $`, and letter-spacing needs two single
-/// word characters in a row, each followed by a separator (`x x `).
-fn may_need_fold(bytes: &[u8]) -> bool {
-    let leet = bytes
-        .iter()
-        .fold(0u8, |seen, &b| seen | u8::from(CLASS[b as usize] == LEET));
-    if leet != 0 {
-        return true;
-    }
-    let sep = |b: u8| CLASS[b as usize] == SEPARATOR;
-    let word = |b: u8| b.is_ascii_alphanumeric();
-    bytes.windows(5).fold(0u8, |seen, w| {
-        seen | u8::from(sep(w[0]) & word(w[1]) & sep(w[2]) & word(w[3]) & sep(w[4]))
-    }) != 0
 }
 
 /// What a word (a run of word bytes) is made of, for the leetspeak decision.
@@ -347,6 +420,47 @@ fn is_plain_script(c: char) -> bool {
     matches!(c, '\u{0900}'..='\u{097F}' | '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7A3}')
 }
 
+/// End (exclusive) of the code points [`folds_to_itself`] has a table for: Latin-1 to Syriac
+/// and Thaana, and general punctuation to the CJK symbols, the ranges of ordinary non-ASCII
+/// prose that [`is_plain_script`] does not cover.
+const SELF_FOLDING_END: usize = 0x3400;
+
+/// Per code point below [`SELF_FOLDING_END`], whether the fold copies it unchanged.
+static SELF_FOLDING: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut bits = vec![0u64; SELF_FOLDING_END / 64];
+    for cp in 0x80..SELF_FOLDING_END {
+        if char::from_u32(cp as u32).is_some_and(folds_to_itself_by_definition) {
+            bits[cp / 64] |= 1 << (cp % 64);
+        }
+    }
+    bits
+});
+
+/// A character the fold copies as it is: not removed, no compatibility or canonical
+/// decomposition, its own lowercase, no homoglyph, not a combining mark (which is dropped
+/// after a Latin letter). Most letters of Cyrillic, Greek, Hebrew and Arabic prose, and most
+/// punctuation, are; for them the full fold's per-character work is one table lookup.
+fn folds_to_itself(c: char) -> bool {
+    let cp = c as usize;
+    cp < SELF_FOLDING_END
+        && SELF_FOLDING
+            .get(cp / 64)
+            .is_some_and(|bits| bits & (1 << (cp % 64)) != 0)
+}
+
+fn folds_to_itself_by_definition(c: char) -> bool {
+    if is_invisible(c) || is_combining_mark(c) || confusable(c).is_some() {
+        return false;
+    }
+    let (mut parts, mut same) = (0, true);
+    decompose_compatible(c, |d| {
+        parts += 1;
+        same &= d == c;
+    });
+    let mut lower = c.to_lowercase();
+    parts == 1 && same && lower.next() == Some(c) && lower.next().is_none()
+}
+
 struct Folder {
     out: String,
     map: Vec<(u32, u32)>,
@@ -378,6 +492,13 @@ impl Folder {
 }
 
 fn full_fold(s: &str) -> View<'_> {
+    full_fold_with(s, false)
+}
+
+/// [`full_fold`]; `exhaustive` looks for spaced runs at every byte instead of only where the
+/// screen allows one, and decomposes every character [`folds_to_itself`] would copy (the tests
+/// compare the two).
+fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
     let mut f = Folder {
         out: String::with_capacity(s.len()),
         map: Vec::new(),
@@ -386,17 +507,21 @@ fn full_fold(s: &str) -> View<'_> {
     };
     f.map.push((0, 0));
     let bytes = s.as_bytes();
+    // Without an `x x x` window anywhere no spaced run can start, and ASCII runs are copied
+    // without looking at each byte.
+    let spacing = exhaustive || screen(bytes).spaced_run;
     let mut prev_latin = false;
     let mut at = 0;
     while at < bytes.len() {
         if bytes[at].is_ascii() {
             // ASCII runs are copied in bulk and lowercased in place; only spaced runs are
             // rebuilt character by character.
-            let end = bytes[at..]
-                .iter()
-                .position(|b| !b.is_ascii())
-                .map_or(bytes.len(), |n| at + n);
-            fold_ascii(&mut f, s, at, end);
+            let end = byte_class::first_non_ascii(&bytes[at..]).map_or(bytes.len(), |n| at + n);
+            if spacing {
+                fold_ascii(&mut f, s, at, end);
+            } else {
+                copy_lower(&mut f, s, at, end);
+            }
             prev_latin = bytes[end - 1].is_ascii_alphabetic();
             at = end;
             continue;
@@ -415,7 +540,7 @@ fn full_fold(s: &str) -> View<'_> {
             f.reveal(start, Reveal::INVISIBLE);
             continue;
         }
-        if is_plain_script(c) {
+        if is_plain_script(c) || (!exhaustive && folds_to_itself(c)) {
             f.out.push(c);
             prev_latin = false;
             continue;
@@ -571,38 +696,54 @@ fn spaced_run(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Undo leetspeak inside words (ASCII runs of letters, digits, `@`, `$`) that [`Word::is_leet`]
-/// accepts; pure numbers and ordinary technical names are left alone. Same length, so offsets are unchanged.
+/// accepts; pure numbers and ordinary technical names are left alone. Same length, so offsets
+/// are unchanged. Only words holding a leetspeak character are looked at, and a text with no
+/// leetspeak word is left as it is.
 fn leet_fold(f: &mut Folder) {
+    let words = leet_words(f.out.as_bytes());
+    if words.is_empty() {
+        return;
+    }
     let mut bytes = std::mem::take(&mut f.out).into_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        if !is_word_byte(bytes[at]) {
-            at += 1;
-            continue;
+    for (start, end) in words {
+        for b in &mut bytes[start..end] {
+            *b = match *b {
+                b'0' => b'o',
+                b'1' => b'i',
+                b'3' => b'e',
+                b'4' | b'@' => b'a',
+                b'5' | b'$' => b's',
+                b'7' => b't',
+                other => other,
+            };
         }
-        let start = at;
-        let mut word = Word::default();
-        while at < bytes.len() && is_word_byte(bytes[at]) {
-            word.push(CLASS[bytes[at] as usize]);
-            at += 1;
-        }
-        if word.is_leet() {
-            for b in &mut bytes[start..at] {
-                *b = match *b {
-                    b'0' => b'o',
-                    b'1' => b'i',
-                    b'3' => b'e',
-                    b'4' | b'@' => b'a',
-                    b'5' | b'$' => b's',
-                    b'7' => b't',
-                    other => other,
-                };
-            }
-            f.reveals.push((start as u32, at as u32, Reveal::LEET));
-        }
+        f.reveals.push((start as u32, end as u32, Reveal::LEET));
     }
     // Only ASCII bytes were replaced by ASCII bytes, so the buffer is still UTF-8.
     f.out = String::from_utf8(bytes).unwrap_or_default();
+}
+
+/// The leetspeak words of `bytes`, in order: the words around leetspeak characters that
+/// [`Word::is_leet`] accepts.
+fn leet_words(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut checked_to = 0usize;
+    for (block, chunk) in bytes.chunks(64).enumerate() {
+        let mut leet = byte_class::fold_masks(chunk).leet;
+        while leet != 0 {
+            let at = block * 64 + leet.trailing_zeros() as usize;
+            leet &= leet - 1;
+            if at < checked_to {
+                continue;
+            }
+            let (start, end) = word_around(bytes, at);
+            if word_of(&bytes[start..end]).is_leet() {
+                out.push((start, end));
+            }
+            checked_to = end;
+        }
+    }
+    out
 }
 
 /// Fold a phrase from the lists exactly as text is folded.
@@ -802,7 +943,118 @@ mod base64_alphabet {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Texts dense in what the fold screens look for: leetspeak characters, separators, single
+    /// letters, comment openers, and non-ASCII letters that fold (or do not).
+    fn dense_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "a", "b", "Z", "1", "0", "3", "4", "5", "7", "2", "8", "@", "$", " ", ".", "-", "_",
+            "*", ",", "\n", "<!--", "-->", "[//]:", "ig", "n0", "r3", "x ", "i g n", "\u{430}",
+            "\u{3b1}", "\u{ff49}", "\u{200b}", "\u{e9}", "日本", "\u{301}",
+        ]);
+        prop::collection::vec(pieces, 0..48).prop_map(|p| p.concat())
+    }
+
+    /// The leetspeak words by the plain definition: every maximal run of word bytes.
+    fn leet_words_exact(bytes: &[u8]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !is_word_byte(bytes[at]) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < bytes.len() && is_word_byte(bytes[at]) {
+                at += 1;
+            }
+            if word_of(&bytes[start..at]).is_leet() {
+                out.push((start, at));
+            }
+        }
+        out
+    }
+
+    /// Two views are the same view: text, offset map at every folded offset, reveals.
+    fn same_view(a: &View<'_>, b: &View<'_>) -> Result<(), TestCaseError> {
+        prop_assert_eq!(a.text.as_ref(), b.text.as_ref());
+        for at in 0..=a.text.len() {
+            prop_assert_eq!(a.original(at), b.original(at), "offset {}", at);
+        }
+        prop_assert_eq!(&a.reveals, &b.reveals);
+        Ok(())
+    }
+
+    /// Every character the table says folds to itself does, next to Latin letters, other
+    /// characters and itself.
+    #[test]
+    fn self_folding_characters_fold_to_themselves() {
+        let mut copied = 0;
+        for cp in 0x80..SELF_FOLDING_END as u32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            copied += usize::from(folds_to_itself(c));
+            for s in [
+                format!("a{c}b"),
+                format!("{c}"),
+                format!("I{c}{c}\u{301}x\u{430}"),
+            ] {
+                let (fast, slow) = (full_fold_with(&s, false), full_fold_with(&s, true));
+                assert_eq!(fast.text, slow.text, "{c:?}");
+                assert_eq!(fast.map, slow.map, "{c:?}");
+                assert_eq!(fast.reveals, slow.reveals, "{c:?}");
+            }
+        }
+        // Most of the range: Cyrillic and Greek lowercase, Hebrew, Arabic, punctuation.
+        assert!(copied > 4000, "{copied}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// The one-pass screen decides exactly what the byte-by-byte definition decides.
+        #[test]
+        fn screen_equals_the_definition(s in dense_text()) {
+            let ascii: String = s.chars().filter(char::is_ascii).collect();
+            prop_assert_eq!(
+                ascii_needs_fold(ascii.as_bytes()),
+                ascii_needs_fold_exact(ascii.as_bytes())
+            );
+            prop_assert_eq!(leet_words(s.as_bytes()), leet_words_exact(s.as_bytes()));
+        }
+
+        /// Skipping the per-byte spacing search where the screen rules a run out, and copying
+        /// the characters that fold to themselves, changes nothing.
+        #[test]
+        fn screened_fold_equals_the_exhaustive_fold(s in dense_text()) {
+            same_view(&full_fold_with(&s, false), &full_fold_with(&s, true))?;
+        }
+
+        /// The fast path (the text itself, borrowed) is the full fold whenever it is taken:
+        /// same text up to ASCII case (which phrase matching ignores), same offsets, same
+        /// reveals. The one deliberate difference is documented at [`fold`]: ASCII text is
+        /// folded for spacing only when it holds four spaced singles, so a run of three
+        /// (`a b c`) stays as written there.
+        #[test]
+        fn identity_fold_equals_the_full_fold(s in dense_text()) {
+            // Only ASCII text takes the fast path.
+            let s: String = s.chars().filter(char::is_ascii).collect();
+            let fast = fold(&s);
+            let three_spaced = screen(s.as_bytes()).spaced_run;
+            if let (Cow::Borrowed(text), false) = (&fast.text, three_spaced) {
+                let full = full_fold(&s);
+                prop_assert_eq!(text.to_ascii_lowercase(), full.text.as_ref());
+                for at in 0..=text.len() {
+                    prop_assert_eq!(fast.original(at), full.original(at));
+                }
+                prop_assert_eq!(&fast.reveals, &full.reveals);
+            }
+        }
+    }
 
     fn folded(s: &str) -> String {
         fold(s).text.into_owned()

@@ -53,10 +53,17 @@ pub(crate) fn utf16_len(s: &str) -> usize {
 /// Byte offset of the point `units` UTF-16 code units before `byte_idx` (clamped at 0).
 /// A surrogate pair the boundary would split is left out, which is the closest a `&str`
 /// can get to JavaScript slicing through it.
+///
+/// Only the last `units` characters before `byte_idx` are looked at, never the whole head:
+/// callers step back from every URL or match of a long text, and a scan of the prefix each
+/// time would make them quadratic.
 pub(crate) fn back_utf16(s: &str, byte_idx: usize, units: usize) -> usize {
     let head = &s[..byte_idx];
-    if head.is_ascii() {
-        return byte_idx.saturating_sub(units);
+    // `units` ASCII bytes are `units` units; any non-ASCII byte among them means walking
+    // back char by char, which also stops after at most `units` characters.
+    let near = byte_idx.saturating_sub(units);
+    if head.as_bytes()[near..].is_ascii() {
+        return near;
     }
     let mut taken = 0usize;
     let mut at = byte_idx;

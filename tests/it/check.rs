@@ -637,12 +637,17 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
         .filter(|line| line.starts_with("CAS-"))
         .map(|line| line.split_whitespace().next().unwrap())
         .collect();
-    // The first stage, then the second (CAS-L017 is reserved, CAS-L018 onward follow).
-    assert_eq!(ids.len(), 31, "{}", run.stdout);
+    // The first stage, CAS-L017, then the second stage (CAS-L018 onward).
+    assert_eq!(ids.len(), 32, "{}", run.stdout);
     assert_eq!(ids[0], "CAS-C001");
     assert_eq!(ids[23], "CAS-L016");
-    assert_eq!(ids[24], "CAS-L018");
-    assert_eq!(ids[30], "CAS-L024");
+    assert_eq!(ids[24], "CAS-L017");
+    assert_eq!(ids[25], "CAS-L018");
+    assert_eq!(ids[31], "CAS-L024");
+    assert!(
+        run.stdout
+            .contains("CAS-L017  warn   shape       terminal control sequence\n")
+    );
     assert!(run.stdout.contains("CAS-L018  warn   shape       "));
     assert!(run.stdout.contains("CAS-L024  warn   intent      "));
     assert!(
@@ -673,7 +678,7 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
 
     let json: Value = serde_json::from_str(&cassette(&["rules", "--json"], &[]).stdout).unwrap();
     let list = json.as_array().unwrap();
-    assert_eq!(list.len(), 31);
+    assert_eq!(list.len(), 32);
     assert_eq!(list[8]["id"], "CAS-L001");
     assert_eq!(list[8]["kind"], "lint");
     assert_eq!(list[8]["evidence"], "shape");

@@ -29,7 +29,7 @@ fn rule_ids_are_frozen() {
         &'static [Surface],
     );
     // Renaming, removing or re-purposing any of these is a breaking change: ids are forever.
-    let expected: [Row; 23] = [
+    let expected: [Row; 24] = [
         (
             "CAS-L001",
             Level::Error,
@@ -158,7 +158,15 @@ fn rule_ids_are_frozen() {
             Some("SAFE-T1201"),
             &[Tool, Prompt, Resource, Name],
         ),
-        // The second stage (CAS-L017 is reserved). New rules start at warn.
+        // Rules added after the catalogue start at warn.
+        (
+            "CAS-L017",
+            Level::Warn,
+            Evidence::Shape,
+            &["MCP03:2025"],
+            Some("SAFE-T1402"),
+            &[Tool, Prompt, Resource, Name, Output],
+        ),
         (
             "CAS-L018",
             Level::Warn,
@@ -227,7 +235,7 @@ fn rule_ids_are_frozen() {
         assert_eq!(doc.surfaces, surfaces, "{id} surfaces");
         assert_eq!(rule(id).map(|r| r.id), Some(id));
     }
-    assert!(rule("CAS-L017").is_none());
+    assert!(rule("CAS-L025").is_none());
 }
 
 #[test]
@@ -253,6 +261,7 @@ fn describe_texts_are_frozen() {
             "tool asks for a credential in its input, verify intended",
             "mixed-script word (homoglyph obfuscation)",
             "tool declares a fetch from an unpinned remote source, verify intended",
+            "terminal control sequence in description",
             "instruction override (paraphrased, translated or obfuscated)",
             "concealment from the user (paraphrased, translated or obfuscated)",
             "exfiltration of files, secrets or the conversation (paraphrased, translated or obfuscated)",
@@ -730,10 +739,12 @@ fn tool_with_text(text: &str, field: &str) -> Value {
 /// theirs on an honest text is what they promise, not a false positive.
 const INTENT_BY_DESIGN: [&str; 4] = ["CAS-L011", "CAS-L012", "CAS-L014", "CAS-L016"];
 
+/// A rule added after the sixteen of the catalogue (CAS-L017 onward): warn, and held to no
+/// false positive on honest text.
 fn second_stage(code: &str) -> bool {
     code.strip_prefix("CAS-L")
         .and_then(|n| n.parse::<u32>().ok())
-        .is_some_and(|n| n >= 18)
+        .is_some_and(|n| n >= 17)
 }
 
 /// The project's own evaluation set (tests/fixtures/lint-eval.jsonl): poisoned descriptions
@@ -789,7 +800,7 @@ fn evaluation_set_recall_and_false_positives() {
          catalogue alone: recall {caught_by_catalogue}/{poisoned} ({:.1} %), \
          {false_catalogue} false positive(s) from shape rules\n\
          with the second stage: recall {caught}/{poisoned} ({:.1} %), \
-         {false_second} false positive(s) from CAS-L018 onward",
+         {false_second} false positive(s) from CAS-L017 onward",
         percent(caught_by_catalogue, poisoned),
         percent(caught, poisoned),
     );

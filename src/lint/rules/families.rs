@@ -25,10 +25,9 @@
 
 use std::sync::LazyLock;
 
-use std::collections::HashMap;
-
 use aho_corasick::{AhoCorasick, MatchKind};
 
+use super::super::byte_class;
 use super::super::normalise::{self, Decoded, View};
 use super::super::text::excerpt_around;
 
@@ -102,7 +101,7 @@ struct Table {
     entries: Vec<Vec<Entry>>,
     /// Pattern indexes by their first four bytes (ASCII lowercase), for verification where
     /// the start gate admits a position.
-    by_prefix: HashMap<u32, Vec<usize>, foldhash::fast::FixedState>,
+    by_prefix: PrefixIndex,
     /// Where a phrase may start (see [`StartGate`]).
     gate: StartGate,
     /// Purpose words, matched on the purpose sentence only.
@@ -263,18 +262,106 @@ impl StartGate {
     }
 }
 
+/// Buckets of the prefix index (a power of two; about three phrases in four have a bucket of
+/// their own).
+const PREFIX_BUCKETS: usize = 1 << 12;
+
+/// Pattern ids by their first four bytes: a bucket table indexed by the same hash as the start
+/// gate, then the four bytes compared. At each admitted position this is two array reads and
+/// a compare or two, where a hash map lookup cost several times that in a pass that visits
+/// every word of every text. Each key also holds the pattern's next eight bytes and its
+/// length, so most candidates are decided without reading the pattern itself.
+struct PrefixIndex {
+    /// `keys[starts[b]..starts[b + 1]]` is bucket `b`.
+    starts: Vec<u32>,
+    /// Each key's first four bytes (see [`word`]), apart from the rest of the key: a bucket is
+    /// scanned through this array only (8 KiB, where whole keys would take 64 KiB of cache).
+    firsts: Vec<u32>,
+    /// Grouped by bucket, in pattern order within a bucket.
+    keys: Vec<PrefixKey>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PrefixKey {
+    id: u32,
+    /// The pattern's length in bytes.
+    len: u32,
+    /// Bytes 4..12 of the pattern, little-endian, zero past its end; `next_mask` covers the
+    /// bytes it has.
+    next: u64,
+    next_mask: u64,
+}
+
+fn bucket(w: u32) -> usize {
+    prefix_bit(w) % PREFIX_BUCKETS
+}
+
+impl PrefixIndex {
+    fn new(patterns: &[String]) -> Self {
+        let mut keys: Vec<(usize, u32, PrefixKey)> = patterns
+            .iter()
+            .enumerate()
+            .filter_map(|(id, p)| {
+                let bytes = p.as_bytes();
+                let w = word(bytes);
+                let next_bytes = bytes.get(MIN_PHRASE..).unwrap_or_default();
+                let covered = next_bytes.len().min(8);
+                let next_mask = if covered == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * covered)) - 1
+                };
+                let key = PrefixKey {
+                    id: u32::try_from(id).ok()?,
+                    len: u32::try_from(bytes.len()).ok()?,
+                    next: byte_class::load(next_bytes) & next_mask,
+                    next_mask,
+                };
+                Some((bucket(w), w, key))
+            })
+            .collect();
+        // Stable: ids stay in pattern order inside a bucket, as the hash map's lists were.
+        keys.sort_by_key(|&(b, _, _)| b);
+        let mut starts = vec![0u32; PREFIX_BUCKETS + 1];
+        for &(b, _, _) in &keys {
+            if let Some(next) = starts.get_mut(b + 1) {
+                *next += 1;
+            }
+        }
+        for b in 0..PREFIX_BUCKETS {
+            starts[b + 1] += starts[b];
+        }
+        PrefixIndex {
+            starts,
+            firsts: keys.iter().map(|&(_, w, _)| w).collect(),
+            keys: keys.into_iter().map(|(_, _, key)| key).collect(),
+        }
+    }
+
+    /// The keys of the patterns whose first four bytes are `w`.
+    fn get(&self, w: u32) -> impl Iterator<Item = &PrefixKey> + '_ {
+        let b = bucket(w);
+        let range = match (self.starts.get(b), self.starts.get(b + 1)) {
+            (Some(&from), Some(&to)) => from as usize..to as usize,
+            _ => 0..0,
+        };
+        let from = range.start;
+        self.firsts
+            .get(range)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter(move |&(_, &first)| first == w)
+            .filter_map(move |(i, _)| self.keys.get(from + i))
+    }
+}
+
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let lines = parse(PHRASES);
     let (entries, patterns) = build(&lines, false);
     let (purpose_entries, purpose_patterns) = build(&lines, true);
     let purpose = purpose_automaton(&purpose_patterns);
-    let mut by_prefix: HashMap<u32, Vec<usize>, foldhash::fast::FixedState> = HashMap::default();
-    for (i, pattern) in patterns.iter().enumerate() {
-        by_prefix
-            .entry(word(pattern.as_bytes()))
-            .or_default()
-            .push(i);
-    }
+    let by_prefix = PrefixIndex::new(&patterns);
     Table {
         gate: StartGate::new(&patterns),
         patterns,
@@ -326,22 +413,27 @@ fn hits(text: &str) -> Vec<Hit> {
         if !table.gate.admits(w) {
             return;
         }
-        let Some(ids) = table.by_prefix.get(&w) else {
-            return;
-        };
-        for &id in ids {
+        // The text's bytes 4..12 from here, lowercased, read once for all candidates.
+        let next = byte_class::ascii_lowercase(byte_class::load(
+            b.get(p + MIN_PHRASE..).unwrap_or_default(),
+        ));
+        for key in table.by_prefix.get(w) {
+            let id = key.id as usize;
             let (Some(pattern), Some(entries)) = (table.patterns.get(id), table.entries.get(id))
             else {
                 continue;
             };
-            let end = p + pattern.len();
-            // The first four bytes are equal (same key); compare the rest byte by byte,
-            // leaving at the first difference (most candidates differ at once).
+            let end = p + key.len as usize;
+            if end > b.len() || next & key.next_mask != key.next {
+                continue;
+            }
+            // The first twelve bytes are equal (same key, same next eight); compare what is
+            // left byte by byte, leaving at the first difference.
             let same = b.get(p..end).is_some_and(|there| {
                 there
                     .iter()
                     .zip(pattern.as_bytes())
-                    .skip(MIN_PHRASE)
+                    .skip(MIN_PHRASE + 8)
                     .all(|(t, q)| t.to_ascii_lowercase() == *q)
             });
             if !same {
@@ -364,24 +456,14 @@ fn hits(text: &str) -> Vec<Hit> {
 
 /// Call `f` at every position a phrase may start: a word start (an ASCII letter or digit
 /// after anything else), one of the punctuation bytes phrases begin with (`.`, `~`, `/`), or
-/// a non-ASCII lead byte. The masks are computed 64 bytes at a time with branch-free
-/// arithmetic the compiler vectorizes; only set bits are visited.
+/// a non-ASCII lead byte. The masks are computed 64 bytes at a time, eight bytes per integer
+/// operation (`byte_class`); only set bits are visited.
 fn for_each_start(b: &[u8], mut f: impl FnMut(usize)) {
     let mut carry = 0u64;
     for (block, chunk) in b.chunks(64).enumerate() {
-        let (mut alnum, mut other) = (0u64, 0u64);
-        for (i, &c) in chunk.iter().enumerate() {
-            let lower = c | 0x20;
-            let is_alnum =
-                u64::from(lower.wrapping_sub(b'a') < 26) | u64::from(c.wrapping_sub(b'0') < 10);
-            let starts = u64::from(c == b'.')
-                | u64::from(c == b'~')
-                | u64::from(c == b'/')
-                | u64::from(c >= 0xC0);
-            alnum |= is_alnum << i;
-            other |= starts << i;
-        }
-        let mut starts = (alnum & !(alnum << 1 | carry)) | other;
+        let masks = byte_class::phrase_masks(chunk);
+        let alnum = masks.alnum;
+        let mut starts = (alnum & !(alnum << 1 | carry)) | masks.phrase_lead;
         carry = alnum >> 63;
         while starts != 0 {
             let i = starts.trailing_zeros() as usize;
@@ -465,19 +547,27 @@ fn intent_span(text: &str, hits: &[Hit]) -> Option<(usize, usize)> {
         }
         &text[..cut]
     };
-    let explained = explains(purpose);
+    if explains(purpose) {
+        return None;
+    }
+    // The first model-addressed phrase of each sentence, found in one walk: hits come in
+    // order of start, so sentence numbers only grow. Looking the sentence's phrase up again
+    // for every sensitive object would be quadratic in a text dense with both.
+    let mut first_addr: Vec<Option<&Hit>> = vec![None; ends.len() + 1];
+    for addr in hits.iter().filter(|h| h.family == Family::Addr) {
+        if let Some(slot) = first_addr.get_mut(sentence_of(&ends, addr.start)) {
+            slot.get_or_insert(addr);
+        }
+    }
     for act in hits.iter().filter(|h| h.family == Family::Act) {
         let sentence = sentence_of(&ends, act.start);
         if sentence == 0 && !addressed_first {
             continue;
         }
-        let Some(addr) = hits
-            .iter()
-            .find(|h| h.family == Family::Addr && sentence_of(&ends, h.start) == sentence)
-        else {
+        let Some(addr) = first_addr.get(sentence).copied().flatten() else {
             continue;
         };
-        if explained || purpose.contains(&text[act.start..act.end]) {
+        if purpose.contains(&text[act.start..act.end]) {
             continue;
         }
         return Some((addr.start.min(act.start), addr.end.max(act.end)));
@@ -675,6 +765,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn starts_are_every_word_start_and_lead_byte() {
+        let text = "Ignore  ~/.ssh x1 é 日本 a.b/c\tzz9 ".repeat(5);
+        let b = text.as_bytes();
+        let mut got = Vec::new();
+        for_each_start(b, |p| got.push(p));
+        let want: Vec<usize> = (0..b.len())
+            .filter(|&p| {
+                let alnum = b[p].is_ascii_alphanumeric();
+                let after_alnum = p > 0 && b[p - 1].is_ascii_alphanumeric();
+                (alnum && !after_alnum) || matches!(b[p], b'.' | b'~' | b'/') || b[p] >= 0xC0
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

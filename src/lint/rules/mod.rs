@@ -1,7 +1,7 @@
 //! The rules, one file each, in catalogue order: the sixteen of the first stage (CAS-L001 …
-//! CAS-L016, literal phrasings and code points), then the second stage (CAS-L018 onward:
-//! phrase families over normalised text and the intent reader, see `families`). CAS-L017 is
-//! reserved.
+//! CAS-L016, literal phrasings and code points), CAS-L017 (terminal control sequences), then
+//! the second stage (CAS-L018 onward: phrase families over normalised text and the intent
+//! reader, see `families`).
 //!
 //! Each file holds the rule's [`RuleDoc`] (id, wording, level, evidence class, OWASP and
 //! SAFE-MCP references, declared surfaces, help text) and its finder: a function from one
@@ -46,6 +46,7 @@ mod l013_role_impersonation;
 mod l014_credential_request;
 mod l015_mixed_script;
 mod l016_unpinned_fetch;
+mod l017_terminal_control;
 mod l018_override_beyond_catalogue;
 mod l019_concealment_beyond_catalogue;
 mod l020_exfiltration_beyond_catalogue;
@@ -60,7 +61,7 @@ pub(crate) mod families;
 pub(crate) type Finder = fn(&Text<'_>) -> Option<String>;
 
 /// The catalogue, in the order findings are produced for each field.
-pub(crate) static DOCS: [RuleDoc; 23] = [
+pub(crate) static DOCS: [RuleDoc; 24] = [
     l001_instruction_override::DOC,
     l002_hidden_markers::DOC,
     l003_concealment::DOC,
@@ -77,6 +78,7 @@ pub(crate) static DOCS: [RuleDoc; 23] = [
     l014_credential_request::DOC,
     l015_mixed_script::DOC,
     l016_unpinned_fetch::DOC,
+    l017_terminal_control::DOC,
     l018_override_beyond_catalogue::DOC,
     l019_concealment_beyond_catalogue::DOC,
     l020_exfiltration_beyond_catalogue::DOC,
@@ -92,7 +94,7 @@ pub(crate) const FIRST_STAGE: usize = 16;
 
 /// The finders for declared surfaces (tool, prompt, resource, name), index-aligned with
 /// [`DOCS`] (a test checks the alignment through each rule's own fixtures).
-pub(crate) static FINDERS: [Finder; 23] = [
+pub(crate) static FINDERS: [Finder; 24] = [
     l001_instruction_override::find,
     l002_hidden_markers::find,
     l003_concealment::find,
@@ -109,6 +111,7 @@ pub(crate) static FINDERS: [Finder; 23] = [
     l014_credential_request::find,
     l015_mixed_script::find,
     l016_unpinned_fetch::find,
+    l017_terminal_control::find,
     l018_override_beyond_catalogue::find,
     l019_concealment_beyond_catalogue::find,
     l020_exfiltration_beyond_catalogue::find,
@@ -149,8 +152,9 @@ const COVERING_INTENT: &[Finder] = &[
     l023_memory_persistence::find,
 ];
 
-/// The finder a rule uses on recorded output. Only CAS-L006 differs from its declared-surface
-/// finder (narrowed to runs and Tags code points, docs/lint.md).
+/// The finder a rule uses on recorded output. CAS-L006 (narrowed to runs and Tags code points)
+/// and CAS-L017 (narrowed to sequences that hide text or act on the terminal) differ from their
+/// declared-surface finders (docs/lint.md).
 pub(crate) fn output_finder(index: usize) -> Option<Finder> {
     let doc = DOCS.get(index)?;
     if !doc.surfaces.contains(&super::Surface::Output) {
@@ -158,6 +162,9 @@ pub(crate) fn output_finder(index: usize) -> Option<Finder> {
     }
     if doc.id == l006_invisible_unicode::DOC.id {
         return Some(l006_invisible_unicode::find_output);
+    }
+    if doc.id == l017_terminal_control::DOC.id {
+        return Some(l017_terminal_control::find_output);
     }
     FINDERS.get(index).copied()
 }
@@ -494,11 +501,11 @@ mod tests {
 
     #[test]
     fn ids_are_in_catalogue_order() {
-        // CAS-L017 is reserved; the second stage starts at CAS-L018.
         for (i, doc) in DOCS.iter().enumerate() {
-            let number = if i < FIRST_STAGE { i + 1 } else { i + 2 };
-            assert_eq!(doc.id, format!("CAS-L{number:03}"));
+            assert_eq!(doc.id, format!("CAS-L{:03}", i + 1));
         }
+        // The first stage ends where CAS-L017, the first rule added after it, begins.
+        assert_eq!(DOCS[FIRST_STAGE].id, "CAS-L017");
     }
 
     #[test]
@@ -683,7 +690,7 @@ mod tests {
         assert_eq!(
             ids,
             [
-                "CAS-L001", "CAS-L003", "CAS-L006", "CAS-L009", "CAS-L010", "CAS-L013"
+                "CAS-L001", "CAS-L003", "CAS-L006", "CAS-L009", "CAS-L010", "CAS-L013", "CAS-L017"
             ]
         );
     }

@@ -1,0 +1,191 @@
+//! Byte classes eight bytes at a time, for the passes the second stage makes over every text.
+//!
+//! A loop that sets one mask bit per byte through a table does not vectorize, and the phrase
+//! pass and the fold screen run over every byte of every text. Here eight bytes are loaded as
+//! one `u64` and classified with a few integer operations that touch all eight at once (the
+//! high bit of each byte carries the answer), then packed into eight mask bits. Every function
+//! is exact for every byte value; the tests compare each against its one-byte-at-a-time
+//! definition over all 256 values in every lane.
+
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// High bit of each byte whose low seven bits are at least `n` (`n` at most 0x80): exact on
+/// ASCII bytes, and callers mask non-ASCII ones out.
+const fn at_least(x: u64, n: u8) -> u64 {
+    ((x | HIGH) - LOW * n as u64) & HIGH
+}
+
+/// High bit of each byte equal to `c`.
+const fn equal(x: u64, c: u8) -> u64 {
+    let t = x ^ (LOW * c as u64);
+    !(((t & !HIGH) + !HIGH) | t) & HIGH
+}
+
+/// The high bits of the eight bytes as eight bits, byte `i` to bit `i`.
+const fn pack(m: u64) -> u64 {
+    (((m >> 7) & LOW).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
+/// Eight bytes little-endian, zero-padded past the end of `bytes`.
+pub(crate) fn load(bytes: &[u8]) -> u64 {
+    match <[u8; 8]>::try_from(bytes) {
+        Ok(eight) => u64::from_le_bytes(eight),
+        Err(_) => {
+            let mut eight = [0u8; 8];
+            let n = bytes.len().min(8);
+            eight[..n].copy_from_slice(&bytes[..n]);
+            u64::from_le_bytes(eight)
+        }
+    }
+}
+
+/// ASCII letters, and ASCII digits.
+#[inline]
+fn letters_and_digits(x: u64) -> (u64, u64) {
+    let ascii = !x & HIGH;
+    let lower = x | (LOW * 0x20);
+    let letter = at_least(lower, b'a') & !at_least(lower, b'z' + 1) & ascii;
+    let digit = at_least(x, b'0') & !at_least(x, b'9' + 1) & ascii;
+    (letter, digit)
+}
+
+/// The offset of the first byte that is not ASCII, eight bytes at a time.
+pub(crate) fn first_non_ascii(bytes: &[u8]) -> Option<usize> {
+    bytes.chunks(8).enumerate().find_map(|(k, eight)| {
+        let high = load(eight) & HIGH;
+        (high != 0).then(|| 8 * k + high.trailing_zeros() as usize / 8)
+    })
+}
+
+/// The eight bytes with ASCII capitals lowercased (`u8::to_ascii_lowercase` on each).
+pub(crate) fn ascii_lowercase(x: u64) -> u64 {
+    let upper = at_least(x, b'A') & !at_least(x, b'Z' + 1) & !x & HIGH;
+    x | (upper >> 2)
+}
+
+/// ASCII letters and digits.
+#[inline]
+fn alnum(x: u64) -> u64 {
+    let (letter, digit) = letters_and_digits(x);
+    letter | digit
+}
+
+/// Per 64-byte block of a text, bit `i` for byte `i` of the block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Masks {
+    /// ASCII letters and digits.
+    pub(crate) alnum: u64,
+    /// `.`, `~`, `/` and UTF-8 lead bytes of two or more bytes (0xC0 and above): where a
+    /// phrase may start besides a word start.
+    pub(crate) phrase_lead: u64,
+}
+
+/// The masks of one block of at most 64 bytes.
+pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
+    let mut masks = Masks::default();
+    for (k, eight) in block.chunks(8).enumerate() {
+        let x = load(eight);
+        let lead = equal(x, b'.') | equal(x, b'~') | equal(x, b'/') | (x & (x << 1) & HIGH);
+        masks.alnum |= pack(alnum(x)) << (8 * k);
+        masks.phrase_lead |= pack(lead) << (8 * k);
+    }
+    masks
+}
+
+/// Per 64-byte block, the bytes the ASCII fold screen looks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct FoldMasks {
+    /// ASCII letters and digits.
+    pub(crate) alnum: u64,
+    /// The leetspeak characters `0 1 3 4 5 7 @ $`.
+    pub(crate) leet: u64,
+}
+
+/// The fold masks of one block of at most 64 bytes.
+pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
+    let mut masks = FoldMasks::default();
+    for (k, eight) in block.chunks(8).enumerate() {
+        let x = load(eight);
+        let (letter, digit) = letters_and_digits(x);
+        // Among the digits, 2, 6, 8 and 9 are not leetspeak: bit 3 set (8, 9), or bit 1 set
+        // with bit 0 clear (2, 6). Each bit is moved to its byte's high bit.
+        let (bit3, bit1, bit0) = ((x << 4) & HIGH, (x << 6) & HIGH, (x << 7) & HIGH);
+        let leet_digit = digit & !(bit3 | (bit1 & !bit0));
+        let leet = leet_digit | equal(x, b'@') | equal(x, b'$');
+        masks.alnum |= pack(letter | digit) << (8 * k);
+        masks.leet |= pack(leet) << (8 * k);
+    }
+    masks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every byte value in every lane, next to varied neighbours.
+    fn blocks() -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for lane in 0..8 {
+            for b in 0..=255u8 {
+                let mut block: Vec<u8> = (0..64u8).map(|i| i.wrapping_mul(37) ^ b).collect();
+                block[lane] = b;
+                block[lane + 56] = b;
+                out.push(block.clone());
+                out.push(block[..lane + 1].to_vec());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn phrase_masks_match_the_byte_definitions() {
+        for block in blocks() {
+            let mut want = Masks::default();
+            for (i, &c) in block.iter().enumerate() {
+                want.alnum |= u64::from(c.is_ascii_alphanumeric()) << i;
+                want.phrase_lead |= u64::from(matches!(c, b'.' | b'~' | b'/') || c >= 0xC0) << i;
+            }
+            assert_eq!(phrase_masks(&block), want, "{block:?}");
+        }
+    }
+
+    #[test]
+    fn first_non_ascii_matches_the_byte_definition() {
+        for block in blocks() {
+            for from in [0, 1, 7, 9] {
+                let tail = block.get(from..).unwrap_or_default();
+                assert_eq!(
+                    first_non_ascii(tail),
+                    tail.iter().position(|b| !b.is_ascii()),
+                    "{tail:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lowercase_matches_the_byte_definition() {
+        for block in blocks() {
+            for eight in block.chunks(8) {
+                let want: Vec<u8> = eight.iter().map(u8::to_ascii_lowercase).collect();
+                assert_eq!(ascii_lowercase(load(eight)), load(&want), "{eight:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn fold_masks_match_the_byte_definitions() {
+        for block in blocks() {
+            let mut want = FoldMasks::default();
+            for (i, &c) in block.iter().enumerate() {
+                want.alnum |= u64::from(c.is_ascii_alphanumeric()) << i;
+                want.leet |= u64::from(matches!(
+                    c,
+                    b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$'
+                )) << i;
+            }
+            assert_eq!(fold_masks(&block), want, "{block:?}");
+        }
+    }
+}
