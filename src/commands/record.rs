@@ -152,7 +152,7 @@ fn record(args: RecordArgs) -> Result<u8, String> {
         target,
         started,
     };
-    let (exit_code, kept_previous) = match upstream {
+    let (exit_code, kept_previous, summary) = match upstream {
         Some(upstream) => {
             let proxy = http::Proxy {
                 upstream,
@@ -163,11 +163,23 @@ fn record(args: RecordArgs) -> Result<u8, String> {
             };
             // Ended by SIGINT or SIGTERM: that is how an HTTP recording is meant to stop.
             let outcome = http::run(proxy, recording).map_err(|e| e.to_string())?;
-            (0, outcome.kept_previous)
+            let summary = Summary {
+                entries: outcome.entries,
+                secrets: outcome.secrets,
+                era: outcome.era,
+                ending: "the proxy was stopped".to_owned(),
+            };
+            (0, outcome.kept_previous, summary)
         }
         None => {
             let outcome = stdio::run(&args.command, recording).map_err(|e| e.to_string())?;
-            (outcome.exit_code, outcome.kept_previous)
+            let summary = Summary {
+                entries: outcome.entries,
+                secrets: outcome.secrets,
+                era: outcome.era,
+                ending: format!("the server ended with exit code {}", outcome.exit_code),
+            };
+            (outcome.exit_code, outcome.kept_previous, summary)
         }
     };
     if kept_previous {
@@ -175,6 +187,35 @@ fn record(args: RecordArgs) -> Result<u8, String> {
             "mcp-cassette: the server sent nothing this session, so {} was left as it was",
             out.display()
         );
+    } else {
+        eprintln!("mcp-cassette: {}", summary.line(&out));
     }
     Ok(exit_code)
+}
+
+/// What the end-of-recording line reports (docs/record.md, "The summary line").
+struct Summary {
+    entries: usize,
+    secrets: usize,
+    era: Option<crate::protocol::Era>,
+    /// How the session ended, in words.
+    ending: String,
+}
+
+impl Summary {
+    fn line(&self, out: &std::path::Path) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let era = match self.era {
+            Some(era) => format!("as {}", era.as_str()),
+            None => "with no era decided".to_owned(),
+        };
+        format!(
+            "recorded {} to {} {era}; {} redacted; {}",
+            plural(self.entries, "entry", "entries"),
+            out.display(),
+            plural(self.secrets, "value", "values"),
+            self.ending,
+        )
+    }
 }

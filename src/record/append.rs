@@ -19,7 +19,7 @@ use crate::record::output::{self, Found};
 
 /// Why a session cannot be appended. `Display` is the full stderr message.
 #[derive(Debug, thiserror::Error)]
-pub enum AppendRefusal {
+pub(crate) enum AppendRefusal {
     #[error("record --mode append: {path} {why}")]
     Contradicts { path: String, why: String },
     #[error(
@@ -52,7 +52,7 @@ pub enum AppendRefusal {
 
 /// What is already at the path.
 #[derive(Debug)]
-pub struct Current {
+pub(crate) struct Current {
     header: Header,
     next_live: u64,
     ends_with_newline: bool,
@@ -60,7 +60,7 @@ pub struct Current {
 
 /// The target of an appending session, inspected before the server is spawned.
 #[derive(Debug)]
-pub struct AppendTarget {
+pub(crate) struct AppendTarget {
     path: PathBuf,
     existing: Option<Current>,
     /// An empty file is at the path (it is replaced by a new cassette).
@@ -68,12 +68,7 @@ pub struct AppendTarget {
 }
 
 impl AppendTarget {
-    /// Whether the session creates the cassette (and so keeps its own ids).
-    pub fn creates(&self) -> bool {
-        self.existing.is_none()
-    }
-
-    pub fn leftover(&self) -> bool {
+    pub(crate) fn leftover(&self) -> bool {
         self.leftover
     }
 }
@@ -83,7 +78,7 @@ fn display(path: &Path) -> String {
 }
 
 /// Reads what is at `path` and checks it against this session's header.
-pub fn inspect(path: &Path, session: &Header) -> Result<AppendTarget, AppendRefusal> {
+pub(crate) fn inspect(path: &Path, session: &Header) -> Result<AppendTarget, AppendRefusal> {
     let state = output::examine(path).map_err(|e| AppendRefusal::Unreadable {
         path: display(path),
         detail: e.to_string(),
@@ -200,7 +195,7 @@ fn check_header(path: &Path, file: &Header, session: &Header) -> Result<(), Appe
 
 /// The session as recorded, ready to be appended.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     pub header: Header,
     pub entries: Vec<Entry>,
     pub saw_initialize: bool,
@@ -210,7 +205,7 @@ pub struct Session {
 }
 
 /// Appends the session (or creates the cassette). Returns how many entries were written.
-pub fn commit(target: AppendTarget, mut session: Session) -> Result<usize, AppendRefusal> {
+pub(crate) fn commit(target: AppendTarget, mut session: Session) -> Result<usize, AppendRefusal> {
     if session.entries.is_empty() && target.existing.is_some() {
         return Ok(0);
     }

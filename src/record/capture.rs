@@ -12,15 +12,15 @@ use crate::redact::{Echoes, Redactor};
 /// Longest line captured whole. Longer lines are still forwarded untouched; the cassette gets a
 /// raw entry holding the full length and, only when redaction is off, the first
 /// [`TOO_LONG_HEAD`] bytes.
-pub const MAX_CAPTURE_LINE: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_CAPTURE_LINE: usize = 64 * 1024 * 1024;
 /// How much of an over-long line the cassette keeps.
-pub const TOO_LONG_HEAD: usize = 4096;
+pub(crate) const TOO_LONG_HEAD: usize = 4096;
 /// Requests remembered while waiting for their answer (the era decision pairs by id).
 const MAX_PENDING: usize = 100_000;
 
 /// The line buffer record captures with: lines up to [`MAX_CAPTURE_LINE`] are captured whole;
 /// of a longer one only the first [`TOO_LONG_HEAD`] bytes are kept, with its length.
-pub fn line_buffer() -> LineBuffer {
+pub(crate) fn line_buffer() -> LineBuffer {
     LineBuffer::new(
         MAX_CAPTURE_LINE,
         OverLimit::Skip {
@@ -30,7 +30,7 @@ pub fn line_buffer() -> LineBuffer {
 }
 
 /// One whole message a front-end framed itself, under the same limit as a captured line.
-pub fn message_line(message: &[u8]) -> Line<'_> {
+pub(crate) fn message_line(message: &[u8]) -> Line<'_> {
     if message.len() > MAX_CAPTURE_LINE {
         return Line::TooLong {
             len: message.len(),
@@ -46,7 +46,7 @@ pub fn message_line(message: &[u8]) -> Line<'_> {
 
 /// Builds entries from lines, redacting them when a redactor is given, and decides the era.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     redactor: Option<Redactor>,
     /// Secrets seen so far, redacted wherever they appear again (docs/redaction.md, "Echoes").
     echoes: Echoes,
@@ -59,7 +59,7 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn new(redactor: Option<Redactor>) -> Capture {
+    pub(crate) fn new(redactor: Option<Redactor>) -> Capture {
         Capture {
             echoes: redactor.as_ref().map(Redactor::echoes).unwrap_or_default(),
             redactor,
@@ -73,22 +73,22 @@ impl Capture {
     }
 
     /// The era, once the first successful answer decided it.
-    pub fn era(&self) -> Option<Era> {
+    pub(crate) fn era(&self) -> Option<Era> {
         self.era
     }
 
     /// Whether the client sent an `initialize` request in this session.
-    pub fn saw_initialize(&self) -> bool {
+    pub(crate) fn saw_initialize(&self) -> bool {
         self.saw_initialize
     }
 
     /// How many secrets were replaced so far.
-    pub fn secrets(&self) -> usize {
+    pub(crate) fn secrets(&self) -> usize {
         self.secrets
     }
 
     /// Warnings for stderr gathered since the last call (e.g. an over-long line).
-    pub fn take_warnings(&mut self) -> Vec<String> {
+    pub(crate) fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
 
@@ -96,7 +96,7 @@ impl Capture {
     ///
     /// An over-limit line is recorded as a raw entry holding its length, and its head only when
     /// redaction is off.
-    pub fn piece(&mut self, t: u64, dir: Dir, line: Line<'_>) -> Option<Entry> {
+    pub(crate) fn piece(&mut self, t: u64, dir: Dir, line: Line<'_>) -> Option<Entry> {
         match line {
             Line::Whole { bytes, .. } => self.line(t, dir, bytes),
             Line::TooLong {
@@ -169,14 +169,14 @@ impl Capture {
     /// The frame one event of a streamed answer carries, redacted, or `None` when its data is
     /// not a JSON-RPC message (such events are relayed and not recorded). Streamed answers take
     /// part in the era decision like any other.
-    pub fn event_frame(&mut self, dir: Dir, data: &[u8]) -> Option<jsonrpc::Frame> {
+    pub(crate) fn event_frame(&mut self, dir: Dir, data: &[u8]) -> Option<jsonrpc::Frame> {
         let text = std::str::from_utf8(data).ok()?;
         let frame = jsonrpc::Frame::parse(text)?;
         Some(self.frame(dir, frame))
     }
 
     /// The method whose answer decided the era, once it is decided.
-    pub fn decided_by(&self) -> Option<&str> {
+    pub(crate) fn decided_by(&self) -> Option<&str> {
         self.decided_by.as_deref()
     }
 

@@ -3,17 +3,17 @@
 //! era decision, sink, deferred header, append); `stdio` is a front-end that moves bytes and
 //! hands the recorder copies.
 
-pub mod append;
-pub mod capture;
-pub mod http;
-pub mod output;
-pub mod recorder;
-pub mod sink;
-pub mod stdio;
+pub(crate) mod append;
+pub(crate) mod capture;
+pub(crate) mod http;
+pub(crate) mod output;
+pub(crate) mod recorder;
+pub(crate) mod sink;
+pub(crate) mod stdio;
 
 /// How `-o` is treated when something is already there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Refuse to overwrite anything but an empty file.
     Once,
     /// Re-record over a file, replacing it once the new session has something in it.
@@ -23,7 +23,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
+    pub(crate) fn parse(s: &str) -> Option<Mode> {
         match s {
             "once" => Some(Mode::Once),
             "all" => Some(Mode::All),
@@ -34,6 +34,6 @@ impl Mode {
 }
 
 /// The `recorder` member of headers this build writes.
-pub fn recorder_id() -> String {
+pub(crate) fn recorder_id() -> String {
     format!("mcp-cassette@{}", env!("CARGO_PKG_VERSION"))
 }

@@ -16,7 +16,7 @@ use crate::cassette::{Existing, looks_like_cassette};
 
 /// What the path holds, judged without following a symbolic link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     Absent,
     /// A regular file of zero bytes.
     Empty,
@@ -31,7 +31,7 @@ pub enum Found {
 }
 
 /// Looks at `path` without following a symbolic link.
-pub fn examine(path: &Path) -> io::Result<Found> {
+pub(crate) fn examine(path: &Path) -> io::Result<Found> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Found::Absent),
@@ -55,7 +55,7 @@ pub fn examine(path: &Path) -> io::Result<Found> {
 }
 
 /// Why no mode writes to a path that is a [`Found::Symlink`] or a [`Found::NotAFile`].
-pub fn unwritable(path: &Path, found: Found) -> String {
+pub(crate) fn unwritable(path: &Path, found: Found) -> String {
     match found {
         Found::Symlink => format!(
             "{} is a symbolic link; refusing to write through it. Pass the path of the file it points to if that is the one to record into",
@@ -70,7 +70,7 @@ pub fn unwritable(path: &Path, found: Found) -> String {
 
 /// How a streaming recording (`--mode once` / `all`) reaches its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Nothing is there: the file is created (never through a link) and streamed into.
     New,
     /// An empty file is there: it is opened (never through a link) and streamed into.
@@ -82,14 +82,14 @@ pub enum Placement {
 
 /// The file a streaming recording writes into.
 #[derive(Debug)]
-pub enum Output {
+pub(crate) enum Output {
     Direct(File),
     Beside(AtomicFile),
 }
 
 impl Output {
     /// Opens the output at `path` as `placement` says.
-    pub fn open(path: &Path, placement: Placement) -> io::Result<Output> {
+    pub(crate) fn open(path: &Path, placement: Placement) -> io::Result<Output> {
         match placement {
             Placement::New => OpenOptions::new()
                 .write(true)
@@ -120,7 +120,7 @@ impl Output {
     /// Makes what was written durable; `replace` says whether a [`Output::Beside`] file takes
     /// the path (otherwise it is dropped and the file at the path is left as it was). Returns
     /// whether the path now holds this session.
-    pub fn finish(self, replace: bool) -> io::Result<bool> {
+    pub(crate) fn finish(self, replace: bool) -> io::Result<bool> {
         match self {
             Output::Direct(file) => file.sync_data().map(|()| true),
             Output::Beside(file) if replace => file.commit().map(|()| true).map_err(into_io),

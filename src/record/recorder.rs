@@ -29,7 +29,7 @@ use crate::transport::child;
 
 /// Where the session goes.
 #[derive(Debug)]
-pub enum Target {
+pub(crate) enum Target {
     /// A file streamed into (once/all), reached as `placement` says.
     Stream { path: PathBuf, placement: Placement },
     /// Held in memory and appended at the end.
@@ -38,7 +38,7 @@ pub enum Target {
 
 /// A recording to make, whatever the transport.
 #[derive(Debug)]
-pub struct Recording {
+pub(crate) struct Recording {
     pub header: Header,
     pub redactor: Option<Redactor>,
     pub target: Target,
@@ -47,7 +47,7 @@ pub struct Recording {
 
 /// What went wrong, for the command to print.
 #[derive(Debug, thiserror::Error)]
-pub enum RecordError {
+pub(crate) enum RecordError {
     #[error("record: failed to start server command: {0}")]
     Spawn(#[source] io::Error),
     #[error("record: failed to write {path}: {source}")]
@@ -64,7 +64,7 @@ pub enum RecordError {
 
 /// What the recorder made of the session.
 #[derive(Debug)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Entries written (or appended).
     pub entries: usize,
     pub secrets: usize,
@@ -109,7 +109,7 @@ enum Sink {
 }
 
 /// The recorder of one session: its capture thread, and what the end of the session needs.
-pub struct Recorder {
+pub(crate) struct Recorder {
     tap: Tap,
     thread: thread::JoinHandle<io::Result<Captured>>,
     header: Header,
@@ -120,7 +120,7 @@ pub struct Recorder {
 impl Recorder {
     /// Opens the target (a stream file is created or truncated now) and starts the capture
     /// thread; the session's clock starts here.
-    pub fn start(rec: Recording) -> Result<Recorder, RecordError> {
+    pub(crate) fn start(rec: Recording) -> Result<Recorder, RecordError> {
         let sink = match &rec.target {
             Target::Stream { path, placement } => {
                 let file = Output::open(path, *placement).map_err(|source| RecordError::Write {
@@ -158,13 +158,13 @@ impl Recorder {
     }
 
     /// A handle for a forwarding thread.
-    pub fn tap(&self) -> Tap {
+    pub(crate) fn tap(&self) -> Tap {
         self.tap.clone()
     }
 
     /// Ends the session: captures what is still queued, then finishes the file (the deferred
     /// header, a sync) or appends the session to it.
-    pub fn finish(self) -> Result<Summary, RecordError> {
+    pub(crate) fn finish(self) -> Result<Summary, RecordError> {
         self.tap.send(Msg::Finish);
         let captured = self
             .thread
@@ -242,7 +242,7 @@ const CAPTURE_BUDGET: usize = 4 * 1024 * 1024;
 /// What a front-end hands the recorder: copies of the bytes that crossed, stamped with the
 /// session's clock. Cheap to clone, one per forwarding thread.
 #[derive(Clone)]
-pub struct Tap {
+pub(crate) struct Tap {
     tx: mpsc::Sender<Msg>,
     backlog: Arc<Backlog>,
     clock: Instant,
@@ -259,7 +259,7 @@ impl Tap {
     ///
     /// Call it before forwarding the bytes: an answer can only be read after its request was
     /// forwarded, so the transcript then always holds a request ahead of the answer it caused.
-    pub fn bytes(&self, dir: Dir, bytes: &[u8]) -> bool {
+    pub(crate) fn bytes(&self, dir: Dir, bytes: &[u8]) -> bool {
         let t = self.now();
         self.queue_copy(bytes.len(), Msg::Data(dir, t, bytes.to_vec()))
     }
@@ -267,14 +267,14 @@ impl Tap {
     /// Hands the capture a copy of one whole message that went `dir`, for a front-end that
     /// frames messages itself (a request or response body, an event of a stream), with the
     /// same ordering rule and waiting as [`Tap::bytes`].
-    pub fn message(&self, dir: Dir, message: &[u8]) -> bool {
+    pub(crate) fn message(&self, dir: Dir, message: &[u8]) -> bool {
         let t = self.now();
         self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec(), None))
     }
 
     /// [`Tap::message`] for an HTTP body answered with a status that is not the one the
     /// exchange implies, recorded beside the frame as `http.status`.
-    pub fn message_with_status(&self, dir: Dir, message: &[u8], status: u16) -> bool {
+    pub(crate) fn message_with_status(&self, dir: Dir, message: &[u8], status: u16) -> bool {
         let t = self.now();
         self.queue_copy(
             message.len(),
@@ -285,7 +285,7 @@ impl Tap {
     /// A streamed server answer opened: `key` (unique in the session) names it in
     /// [`Tap::stream_event`] and [`Tap::stream_end`]; `id` is the request it answers, `via_get`
     /// marks a standalone GET stream. Its entry takes this moment as its time.
-    pub fn stream_open(&self, key: u64, id: Option<Id>, via_get: bool) -> bool {
+    pub(crate) fn stream_open(&self, key: u64, id: Option<Id>, via_get: bool) -> bool {
         let t = self.now();
         self.send(Msg::StreamOpen {
             key,
@@ -297,7 +297,7 @@ impl Tap {
 
     /// The data of one event of stream `key`, as it arrived; same ordering rule and waiting as
     /// [`Tap::bytes`].
-    pub fn stream_event(&self, key: u64, data: &[u8]) -> bool {
+    pub(crate) fn stream_event(&self, key: u64, data: &[u8]) -> bool {
         let t = self.now();
         self.queue_copy(
             data.len(),
@@ -310,13 +310,13 @@ impl Tap {
     }
 
     /// Stream `key` ended, whole or cut: its `chunks` entry holds the events seen so far.
-    pub fn stream_end(&self, key: u64) {
+    pub(crate) fn stream_end(&self, key: u64) {
         self.send(Msg::StreamEnd { key });
     }
 
     /// The server gave the session an id (`Mcp-Session-Id`); the header records the fact
     /// (never the value) if it is not written yet.
-    pub fn sessioned(&self) {
+    pub(crate) fn sessioned(&self) {
         self.send(Msg::Sessioned);
     }
 
@@ -339,7 +339,7 @@ impl Tap {
     }
 
     /// The byte stream going `dir` ended: a last line without its newline is captured.
-    pub fn end(&self, dir: Dir) {
+    pub(crate) fn end(&self, dir: Dir) {
         self.send(Msg::Eof(dir));
     }
 }

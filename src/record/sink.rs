@@ -13,7 +13,7 @@ const MAX_DEFERRED_ENTRIES: usize = 1024;
 const MAX_DEFERRED_BYTES: usize = 8 * 1024 * 1024;
 
 #[derive(Debug)]
-pub struct StreamSink {
+pub(crate) struct StreamSink {
     writer: Writer<BufWriter<Output>>,
     header: Header,
     header_written: bool,
@@ -22,7 +22,7 @@ pub struct StreamSink {
 }
 
 impl StreamSink {
-    pub fn new(file: Output, header: Header) -> StreamSink {
+    pub(crate) fn new(file: Output, header: Header) -> StreamSink {
         StreamSink {
             writer: Writer::new(BufWriter::with_capacity(64 * 1024, file)),
             header,
@@ -33,7 +33,7 @@ impl StreamSink {
     }
 
     /// Adds one entry; `era` is the capture's decision so far.
-    pub fn push(&mut self, entry: &Entry, era: Option<Era>) -> io::Result<()> {
+    pub(crate) fn push(&mut self, entry: &Entry, era: Option<Era>) -> io::Result<()> {
         let line = entry.to_line();
         if self.header_written {
             return self.writer.write_line(&line);
@@ -51,7 +51,7 @@ impl StreamSink {
 
     /// The server minted a session id: the header says `sessioned` if it is still held back
     /// (once written, the header is never rewritten).
-    pub fn set_sessioned(&mut self) {
+    pub(crate) fn set_sessioned(&mut self) {
         if !self.header_written {
             self.header.set_sessioned(true);
         }
@@ -59,7 +59,7 @@ impl StreamSink {
 
     /// Hands what is buffered to the operating system (not a sync: a crash of the recorder
     /// keeps it, a crash of the machine may not).
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         if self.header_written {
             self.writer.flush()?;
         }
@@ -68,7 +68,7 @@ impl StreamSink {
 
     /// Writes whatever is still held back and flushes; the output is then for the caller to
     /// make durable (see [`Output::finish`]).
-    pub fn finish(mut self, era: Option<Era>) -> io::Result<Output> {
+    pub(crate) fn finish(mut self, era: Option<Era>) -> io::Result<Output> {
         if !self.header_written {
             self.write_header(era)?;
         }

@@ -18,7 +18,7 @@ use crate::transport::child::{self, Signal};
 
 /// How the session ended.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub exit_code: u8,
     pub entries: usize,
     pub secrets: usize,
@@ -28,7 +28,7 @@ pub struct Outcome {
 }
 
 /// Runs `argv` as the server and proxies to it until it exits; returns its exit code.
-pub fn run(argv: &[String], rec: Recording) -> Result<Outcome, RecordError> {
+pub(crate) fn run(argv: &[String], rec: Recording) -> Result<Outcome, RecordError> {
     let mut server = child::spawn_piped(argv).map_err(RecordError::Spawn)?;
     let pid = server.id();
     let (Some(server_in), Some(server_out)) = (server.stdin.take(), server.stdout.take()) else {

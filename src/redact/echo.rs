@@ -17,14 +17,14 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use super::placeholder::{contains_placeholder, overlaps, placeholder, placeholder_spans};
 
 /// Shortest value remembered, in characters.
-pub const MIN_ECHO_LEN: usize = 8;
+pub(crate) const MIN_ECHO_LEN: usize = 8;
 /// Longest value remembered, in bytes: a longer one is still redacted where it was found.
-pub const MAX_ECHO_BYTES: usize = 4 * 1024;
+pub(crate) const MAX_ECHO_BYTES: usize = 4 * 1024;
 /// How many values are remembered at most; later ones are redacted where found, not echoed.
-pub const MAX_ECHOES: usize = 1024;
+pub(crate) const MAX_ECHOES: usize = 1024;
 /// How many bytes of values are remembered at most. With the count, this bounds the automaton's
 /// memory and the cost of rebuilding it, whatever a hostile server sends.
-pub const MAX_ECHO_TOTAL: usize = 64 * 1024;
+pub(crate) const MAX_ECHO_TOTAL: usize = 64 * 1024;
 
 /// The secrets seen so far in one session (or one cassette), with the placeholder each became.
 #[derive(Debug, Default, Clone)]

@@ -14,11 +14,11 @@ use crate::json::token::{self, Escapes};
 
 /// The text is not a single JSON value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NotJson;
+pub(crate) struct NotJson;
 
 /// A scalar as it appears in the text.
 #[derive(Debug, Clone, Copy)]
-pub enum Scalar<'t> {
+pub(crate) enum Scalar<'t> {
     /// A string: its content between the quotes, still escaped if `escaped`.
     Str { content: &'t str, escaped: bool },
     /// A number, as written.
@@ -30,7 +30,7 @@ pub enum Scalar<'t> {
 
 impl Scalar<'_> {
     /// The string's value with escapes resolved (a copy only when it had escapes).
-    pub fn string_value(content: &str, escaped: bool) -> std::borrow::Cow<'_, str> {
+    pub(crate) fn string_value(content: &str, escaped: bool) -> std::borrow::Cow<'_, str> {
         if escaped {
             std::borrow::Cow::Owned(token::decode(content))
         } else {
@@ -61,14 +61,14 @@ struct Level<'t> {
 }
 
 /// Where a value sits, rendered only when asked (a report needs it for hits, nothing else does).
-pub struct Path<'a, 't> {
+pub(crate) struct Path<'a, 't> {
     levels: &'a [Level<'t>],
 }
 
 impl Path<'_, '_> {
     /// Dotted with `[i]` for elements: `params.arguments.token`, `result.content[0].text`,
     /// `[0].k` under a top-level array; empty for the top-level value.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         for level in self.levels {
             match level.kind {
@@ -146,7 +146,7 @@ impl<'t> Cursor<'t> {
 /// value, and for every key (with the context of the object holding it). `trusted` says the text already parsed as JSON (a frame), which lets
 /// strings be skipped faster; untrusted text is checked strictly and refused with [`NotJson`]
 /// unless it is exactly one JSON value.
-pub fn walk<'t>(
+pub(crate) fn walk<'t>(
     text: &'t str,
     keys: &KeyRules,
     trusted: bool,

@@ -49,11 +49,11 @@ const DISCOVERY_KEYS: [&str; 10] = [
 ];
 
 /// Shortest string (in UTF-16 units) or number (in digits) taken as a secret under a sensitive key.
-pub const MIN_SECRET_LEN: usize = 8;
+pub(crate) const MIN_SECRET_LEN: usize = 8;
 
 /// What the key a value sits under says about it. Arrays hand their key on to their elements.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KeyCtx {
+pub(crate) struct KeyCtx {
     /// The value is under a sensitive key.
     pub sensitive: bool,
     /// The key is an OAuth discovery field (only meaningful when sensitive).
@@ -65,7 +65,7 @@ pub struct KeyCtx {
 }
 
 impl KeyCtx {
-    pub const NONE: KeyCtx = KeyCtx {
+    pub(crate) const NONE: KeyCtx = KeyCtx {
         sensitive: false,
         discovery: false,
         shallow: false,
@@ -74,7 +74,7 @@ impl KeyCtx {
     /// The context of a member whose own key gave `self`, inside an object held under
     /// `parent`: everything under a sensitive key is context for redaction, however deep
     /// (`credentials: {"user": …, "pass": …}`), not only its direct values.
-    pub fn within(self, parent: KeyCtx) -> KeyCtx {
+    pub(crate) fn within(self, parent: KeyCtx) -> KeyCtx {
         if self.sensitive || !parent.sensitive || parent.shallow {
             self
         } else {
@@ -87,7 +87,7 @@ impl KeyCtx {
     }
 
     /// The context of a member of a JSON Schema map (`properties`, …): see [`KeyCtx::shallow`].
-    pub fn in_schema_map(self) -> KeyCtx {
+    pub(crate) fn in_schema_map(self) -> KeyCtx {
         KeyCtx {
             shallow: self.sensitive,
             ..self
@@ -99,18 +99,18 @@ impl KeyCtx {
 const SCHEMA_MAPS: [&str; 4] = ["properties", "patternProperties", "$defs", "definitions"];
 
 /// Whether an object held under `key` is a JSON Schema map of field names to schemas.
-pub fn is_schema_map(key: &str) -> bool {
+pub(crate) fn is_schema_map(key: &str) -> bool {
     SCHEMA_MAPS.contains(&key)
 }
 
 /// Classifies keys. Holds the user's extra key names (already lowercased).
 #[derive(Debug, Clone, Default)]
-pub struct KeyRules {
+pub(crate) struct KeyRules {
     extra: HashSet<String>,
 }
 
 /// JavaScript's `\s`: Unicode White_Space minus U+0085, plus U+FEFF.
-pub fn is_js_space(c: char) -> bool {
+pub(crate) fn is_js_space(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
@@ -126,7 +126,7 @@ pub fn is_js_space(c: char) -> bool {
 
 /// `cardPin_code` → `card`, `pin`, `code`: split where a lowercase letter or digit meets an
 /// uppercase ASCII letter, and on runs of whitespace, `_`, `.` and `-`; lowercased.
-pub fn segments(key: &str) -> Vec<String> {
+pub(crate) fn segments(key: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut prev: Option<char> = None;
@@ -154,22 +154,18 @@ pub fn segments(key: &str) -> Vec<String> {
 }
 
 impl KeyRules {
-    pub fn new(extra: impl IntoIterator<Item = String>) -> KeyRules {
+    pub(crate) fn new(extra: impl IntoIterator<Item = String>) -> KeyRules {
         KeyRules {
             extra: extra.into_iter().collect(),
         }
     }
 
-    pub fn has_extra(&self) -> bool {
+    pub(crate) fn has_extra(&self) -> bool {
         !self.extra.is_empty()
     }
 
-    pub fn extra(&self) -> impl Iterator<Item = &str> {
-        self.extra.iter().map(String::as_str)
-    }
-
     /// The context a member's value gets from its key.
-    pub fn classify(&self, key: &str) -> KeyCtx {
+    pub(crate) fn classify(&self, key: &str) -> KeyCtx {
         if !self.is_sensitive(key) {
             return KeyCtx::NONE;
         }
@@ -184,7 +180,7 @@ impl KeyRules {
         }
     }
 
-    pub fn is_sensitive(&self, key: &str) -> bool {
+    pub(crate) fn is_sensitive(&self, key: &str) -> bool {
         if self.extra.is_empty() && !may_hold_word(key.as_bytes()) {
             return false;
         }
@@ -270,7 +266,7 @@ fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
 /// pattern already replaced (`" A:0"` → `" [REDACTED:word:…]"`) must not become long enough for
 /// the whole value to be taken on a second pass, or redaction would not be idempotent. The
 /// reference counts the whole string and re-redacts such values.
-pub fn is_string_secret(ctx: KeyCtx, value: &str, allow: &HashSet<String>) -> bool {
+pub(crate) fn is_string_secret(ctx: KeyCtx, value: &str, allow: &HashSet<String>) -> bool {
     ctx.sensitive
         && value.len() >= MIN_SECRET_LEN
         && unredacted_len(value) >= MIN_SECRET_LEN
@@ -293,7 +289,7 @@ fn unredacted_len(value: &str) -> usize {
 /// The decimal text a number under a sensitive key is hashed from: JavaScript's `String(n)`, except
 /// that integers beyond 2^53 are spelled out in full rather than in exponent form. `None` for a
 /// number that is not finite.
-pub fn numeric_text(n: f64) -> Option<String> {
+pub(crate) fn numeric_text(n: f64) -> Option<String> {
     if !n.is_finite() {
         return None;
     }
@@ -306,7 +302,7 @@ pub fn numeric_text(n: f64) -> Option<String> {
 }
 
 /// The secret text of a number under a sensitive key, when it is one.
-pub fn numeric_secret(ctx: KeyCtx, n: f64, allow: &HashSet<String>) -> Option<String> {
+pub(crate) fn numeric_secret(ctx: KeyCtx, n: f64, allow: &HashSet<String>) -> Option<String> {
     if !ctx.sensitive {
         return None;
     }
@@ -317,7 +313,7 @@ pub fn numeric_secret(ctx: KeyCtx, n: f64, allow: &HashSet<String>) -> Option<St
 
 /// An absolute `http:`/`https:` URL with no query string and no username or password, judged the
 /// way a WHATWG URL parser would (leniently about slashes and case, strictly about the host).
-pub fn is_plain_http_url(value: &str) -> bool {
+pub(crate) fn is_plain_http_url(value: &str) -> bool {
     let trimmed = value.trim_matches(|c: char| c <= ' ');
     let cleaned: String;
     let text = if trimmed.contains(['\t', '\n', '\r']) {

@@ -17,15 +17,15 @@
 //! regex syntax on the `regex` crate), [`scan`] (audit reports).
 
 mod argv;
-pub mod config;
-pub mod echo;
-pub mod json;
-pub mod keys;
+pub(crate) mod config;
+pub(crate) mod echo;
+pub(crate) mod json;
+pub(crate) mod keys;
 mod pattern;
-pub mod placeholder;
+pub(crate) mod placeholder;
 mod raw_line;
-pub mod rules;
-pub mod scan;
+pub(crate) mod rules;
+pub(crate) mod scan;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -35,10 +35,10 @@ use std::sync::{Arc, LazyLock};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use serde_json::Value;
 
-pub use config::{ConfigError, PatternSpec, RedactConfig};
-pub use echo::Echoes;
-pub use placeholder::{hash8, is_placeholder, mask_secret, placeholder, placeholder_spans};
-pub use scan::{CassetteScanner, Hit, ScanHit};
+pub(crate) use config::RedactConfig;
+pub(crate) use echo::Echoes;
+pub(crate) use placeholder::{mask_secret, placeholder};
+pub(crate) use scan::{CassetteScanner, Hit};
 
 use crate::cassette::{Entry, EntryKind, Header};
 use crate::json::quote;
@@ -815,7 +815,7 @@ impl Redactor {
 
 /// Why a cassette's recorded config hash and the config given to this run disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HashMismatch {
+pub(crate) enum HashMismatch {
     /// A config was given; the cassette was recorded without one.
     NotRecorded,
     /// The cassette was recorded with a config; none was given.
@@ -844,7 +844,7 @@ impl std::error::Error for HashMismatch {}
 
 impl HashMismatch {
     /// The whole line replay prints before refusing to serve (exit 1).
-    pub fn replay_message(&self) -> String {
+    pub(crate) fn replay_message(&self) -> String {
         format!(
             "mcp-cassette: {self}. Redaction runs before matching, so replay must use the rules the recording used"
         )
@@ -852,7 +852,7 @@ impl HashMismatch {
 
     /// The message `redact` fails with, or `None` when `redact` accepts the pair (an
     /// unconfigured cassette may take a config).
-    pub fn redact_message(&self) -> Option<&'static str> {
+    pub(crate) fn redact_message(&self) -> Option<&'static str> {
         match self {
             HashMismatch::NotRecorded => None,
             HashMismatch::NotGiven => Some(
@@ -866,7 +866,10 @@ impl HashMismatch {
 }
 
 /// The refusal (docs/redaction.md, "The config hash") when a cassette's header hash and the given config disagree.
-pub fn check_config_hash(recorded: Option<&str>, given: Option<&str>) -> Result<(), HashMismatch> {
+pub(crate) fn check_config_hash(
+    recorded: Option<&str>,
+    given: Option<&str>,
+) -> Result<(), HashMismatch> {
     match (recorded, given) {
         (None, None) => Ok(()),
         (Some(r), Some(g)) if r == g => Ok(()),

@@ -12,10 +12,10 @@ use std::ops::Range;
 use sha2::{Digest, Sha256};
 
 /// The rule name written for a value found by key context.
-pub const KEYCTX: &str = "keyctx";
+pub(crate) const KEYCTX: &str = "keyctx";
 
 /// First 8 hex digits of SHA-256 over the secret's UTF-8 bytes.
-pub fn hash8(secret: &str) -> String {
+pub(crate) fn hash8(secret: &str) -> String {
     let digest = Sha256::digest(secret.as_bytes());
     let mut out = String::with_capacity(8);
     for byte in &digest[..4] {
@@ -25,7 +25,7 @@ pub fn hash8(secret: &str) -> String {
 }
 
 /// `[REDACTED:<rule>:<hash8>]`.
-pub fn placeholder(rule: &str, secret: &str) -> String {
+pub(crate) fn placeholder(rule: &str, secret: &str) -> String {
     format!("[REDACTED:{rule}:{}]", hash8(secret))
 }
 
@@ -53,18 +53,20 @@ fn placeholder_len_at(bytes: &[u8], at: usize) -> Option<usize> {
     (bytes.get(i) == Some(&b']')).then_some(i + 1 - at)
 }
 
-/// Whether the whole string is one placeholder (our own output, never redacted again).
-pub fn is_placeholder(s: &str) -> bool {
+/// Whether the whole string is one placeholder (our own output, never redacted again); the
+/// redactor itself asks per position ([`placeholder_spans`]), the tests ask this.
+#[cfg(test)]
+pub(crate) fn is_placeholder(s: &str) -> bool {
     s.starts_with(OPEN) && placeholder_len_at(s.as_bytes(), 0) == Some(s.len())
 }
 
 /// Whether the string holds a placeholder anywhere.
-pub fn contains_placeholder(s: &str) -> bool {
+pub(crate) fn contains_placeholder(s: &str) -> bool {
     !placeholder_spans(s).is_empty()
 }
 
 /// Byte ranges of every placeholder in `s`, in order.
-pub fn placeholder_spans(s: &str) -> Vec<Range<usize>> {
+pub(crate) fn placeholder_spans(s: &str) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     let bytes = s.as_bytes();
     let mut from = 0;
@@ -82,7 +84,7 @@ pub fn placeholder_spans(s: &str) -> Vec<Range<usize>> {
 }
 
 /// Whether `range` overlaps any of the (sorted) spans.
-pub fn overlaps(spans: &[Range<usize>], range: &Range<usize>) -> bool {
+pub(crate) fn overlaps(spans: &[Range<usize>], range: &Range<usize>) -> bool {
     // Spans are few (usually none); a linear pass is cheaper than a search.
     spans
         .iter()
@@ -91,7 +93,7 @@ pub fn overlaps(spans: &[Range<usize>], range: &Range<usize>) -> bool {
 
 /// Length in UTF-16 code units: the reference's `string.length`, which its thresholds and
 /// excerpts count in.
-pub fn utf16_len(s: &str) -> usize {
+pub(crate) fn utf16_len(s: &str) -> usize {
     if s.is_ascii() {
         return s.len();
     }
@@ -112,7 +114,7 @@ fn literal_prefix(rule: &str) -> usize {
 
 /// The excerpt a scan prints: the rule's literal prefix (see [`literal_prefix`]), then up to 16
 /// `*`, then the length.
-pub fn mask_secret(secret: &str, rule: &str) -> String {
+pub(crate) fn mask_secret(secret: &str, rule: &str) -> String {
     let total = utf16_len(secret);
     let mut visible = String::new();
     let mut visible_units = 0;

@@ -21,11 +21,11 @@ use super::keys::{KeyRules, MIN_SECRET_LEN};
 use super::placeholder::{KEYCTX, contains_placeholder, overlaps, placeholder, placeholder_spans};
 
 /// JavaScript's `\s` as a class body (Unicode White_Space without U+0085, with U+FEFF).
-pub const JS_SPACE: &str =
+pub(crate) const JS_SPACE: &str =
     r"\t\n\x0B\x0C\r \xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 
 /// Names of the built-in rules, in order, plus `keyctx`: a user pattern may not take them.
-pub const BUILTIN_NAMES: [&str; 11] = [
+pub(crate) const BUILTIN_NAMES: [&str; 11] = [
     "privatekey",
     "bearer",
     "urlcreds",
@@ -40,7 +40,7 @@ pub const BUILTIN_NAMES: [&str; 11] = [
 ];
 
 /// One built-in rule.
-pub struct Builtin {
+pub(crate) struct Builtin {
     pub name: &'static str,
     regex: Regex,
     /// Capture group holding the secret (the rest of the match is kept); `None` = whole match.
@@ -84,7 +84,7 @@ fn builtin(
 }
 
 /// The built-in rules, compiled once.
-pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
+pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
     let b = r"(?-u:\b)";
     vec![
         // A PEM private-key block, armour lines included, to its END line or, cut short, as
@@ -180,7 +180,7 @@ pub static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
 
 /// Lowercased words one of which every sensitive key in a free-text pair holds (the key rules'
 /// substrings and the `auth`/`pass` segments): a text with none of them needs no pair pass.
-pub const PAIR_TRIGGERS: [&str; 8] = [
+pub(crate) const PAIR_TRIGGERS: [&str; 8] = [
     "token",
     "secret",
     "pass",
@@ -219,7 +219,7 @@ fn pair_value<'t>(caps: &regex::Captures<'t>, keys: &KeyRules) -> Option<std::op
 
 /// Literals one of which every built-in match contains. A JSON string whose text holds none of
 /// them, and no `\u` or `\/` escape (which could spell one), needs no shape pass.
-pub const SHAPE_TRIGGERS: [&str; 14] = [
+pub(crate) const SHAPE_TRIGGERS: [&str; 14] = [
     "PRIVATE KEY",
     "Bearer",
     "://",
@@ -238,7 +238,7 @@ pub const SHAPE_TRIGGERS: [&str; 14] = [
 
 /// A user pattern from `--redact-config`: the whole match is the secret.
 #[derive(Debug, Clone)]
-pub struct UserPattern {
+pub(crate) struct UserPattern {
     pub name: String,
     pub regex: Regex,
 }
@@ -250,7 +250,7 @@ const MAX_ROUNDS: usize = 8;
 
 /// The shape rules as configured: user patterns, then the built-ins, with the allow list.
 #[derive(Debug, Clone, Copy)]
-pub struct Shapes<'a> {
+pub(crate) struct Shapes<'a> {
     pub user: &'a [UserPattern],
     pub allow: &'a HashSet<String>,
     /// Names the free-text pair rule takes values of.
@@ -260,7 +260,7 @@ pub struct Shapes<'a> {
 impl Shapes<'_> {
     /// Runs the chain to a fixed point. `None` when nothing changed. `hit(rule, secret)` is
     /// called once per secret replaced.
-    pub fn apply(&self, s: &str, hit: &mut dyn FnMut(&str, &str)) -> Option<String> {
+    pub(crate) fn apply(&self, s: &str, hit: &mut dyn FnMut(&str, &str)) -> Option<String> {
         let mut current: Option<String> = None;
         for _ in 0..MAX_ROUNDS {
             let text = current.as_deref().unwrap_or(s);
@@ -374,7 +374,7 @@ impl Shapes<'_> {
 }
 
 /// Whether a text holds one of [`PAIR_TRIGGERS`], in any ASCII case.
-pub fn has_pair_trigger(text: &str) -> bool {
+pub(crate) fn has_pair_trigger(text: &str) -> bool {
     static FINDER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
         match aho_corasick::AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)

@@ -26,7 +26,7 @@ pub struct Hit {
 
 /// One line of a cassette scan report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScanHit {
+pub(crate) struct ScanHit {
     pub rule: String,
     /// `c2s`, `s2c` or `header`.
     pub dir: &'static str,
@@ -47,7 +47,7 @@ impl fmt::Display for ScanHit {
 }
 
 /// The closing line of a scan report.
-pub fn result_line(found: usize) -> String {
+pub(crate) fn result_line(found: usize) -> String {
     if found == 0 {
         "result: CLEAN (0 secrets detected)".to_owned()
     } else {
@@ -84,7 +84,7 @@ impl Methods {
 
 /// Scans a cassette as it streams by.
 #[derive(Debug)]
-pub struct CassetteScanner {
+pub(crate) struct CassetteScanner {
     redactor: Redactor,
     c2s: Methods,
     s2c: Methods,
@@ -96,13 +96,9 @@ pub struct CassetteScanner {
 }
 
 impl CassetteScanner {
-    pub fn new(redactor: &Redactor) -> CassetteScanner {
-        CassetteScanner::with_echoes(redactor, redactor.echoes())
-    }
-
     /// A scanner starting from a known set of secrets (a second pass over a file, with all of
     /// them).
-    pub fn with_echoes(redactor: &Redactor, echoes: Echoes) -> CassetteScanner {
+    pub(crate) fn with_echoes(redactor: &Redactor, echoes: Echoes) -> CassetteScanner {
         CassetteScanner {
             redactor: redactor.clone(),
             c2s: Methods::default(),
@@ -113,7 +109,7 @@ impl CassetteScanner {
     }
 
     /// The secrets learned, each with the position it was learned at.
-    pub fn into_echoes(self) -> Echoes {
+    pub(crate) fn into_echoes(self) -> Echoes {
         self.echoes
     }
 
@@ -125,7 +121,7 @@ impl CassetteScanner {
     }
 
     /// Hits in the header's `command` arguments (`command[i]`) and `url`.
-    pub fn header(&mut self, header: &Header) -> Vec<ScanHit> {
+    pub(crate) fn header(&mut self, header: &Header) -> Vec<ScanHit> {
         let mut out = Vec::new();
         self.echoes.set_position(0);
         self.position = 1;
@@ -149,7 +145,7 @@ impl CassetteScanner {
     }
 
     /// Hits in one entry. Unknown entry types have none.
-    pub fn entry(&mut self, entry: &Entry) -> Vec<ScanHit> {
+    pub(crate) fn entry(&mut self, entry: &Entry) -> Vec<ScanHit> {
         self.echoes.set_position(self.position);
         self.position += 1;
         let Some(dir) = entry.dir else {

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::placeholder::is_placeholder;
 use super::*;
 
 const GITHUB: &str = "ghp_NOTAREALTOKENFORTESTSONLY0000000000";
@@ -441,6 +442,7 @@ mod properties {
     use proptest::prelude::*;
     use serde_json::{Map, Value};
 
+    use super::super::placeholder::placeholder_spans;
     use super::super::*;
 
     /// Strings that exercise the rules: secret shapes, near misses, placeholders, escapes, prose.

@@ -1156,6 +1156,20 @@ fn the_server_command_needs_no_double_dash() {
         String::from_utf8_lossy(&bare.stderr)
     );
     assert_eq!(bare.stdout, proxied.stdout);
+    // The summary line names the file, the era, the redactions and how the server ended.
+    let stderr = String::from_utf8_lossy(&bare.stderr);
+    let summary = stderr
+        .lines()
+        .find(|l| l.starts_with("mcp-cassette: recorded "))
+        .unwrap_or_else(|| panic!("no summary line in {stderr}"));
+    assert!(
+        summary.contains(" entries to ") && summary.contains(without.to_str().unwrap()),
+        "{summary}"
+    );
+    assert!(
+        summary.ends_with("redacted; the server ended with exit code 0"),
+        "{summary}"
+    );
     let (with_header, with_entries) = read_cassette(&with);
     let (without_header, without_entries) = read_cassette(&without);
     assert_eq!(with_header.command(), without_header.command());

@@ -39,18 +39,18 @@ use self::body::{EventStream, Ignore, JsonAnswer, Relay, Stop};
 use self::headers::BodyKind;
 
 /// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
-pub const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
 
 /// How long the upstream gets to start answering (status and headers) before the client gets
 /// 502. A streamed answer, once started, may stay open as long as the upstream keeps it.
-pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Overrides [`UPSTREAM_TIMEOUT`], in milliseconds (docs/record.md).
-pub const UPSTREAM_TIMEOUT_VAR: &str = "MCP_CASSETTE_UPSTREAM_TIMEOUT_MS";
+pub(crate) const UPSTREAM_TIMEOUT_VAR: &str = "MCP_CASSETTE_UPSTREAM_TIMEOUT_MS";
 
 /// What to proxy.
 #[derive(Debug, Clone)]
-pub struct Proxy {
+pub(crate) struct Proxy {
     /// The upstream endpoint, already validated as an http(s) URL.
     pub upstream: Uri,
     /// `host:port` to listen on.
@@ -59,7 +59,7 @@ pub struct Proxy {
 
 /// How the session ended.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub entries: usize,
     pub secrets: usize,
     pub era: Option<Era>,
@@ -68,7 +68,7 @@ pub struct Outcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ProxyError {
+pub(crate) enum ProxyError {
     #[error("record: {0}")]
     Listen(#[from] BindError),
     #[error("record: {0}")]
@@ -94,7 +94,7 @@ struct State {
 
 /// Binds, proxies until SIGINT or SIGTERM, then finishes the cassette. Nothing is created at
 /// `-o` unless the address could be bound.
-pub fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
+pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
