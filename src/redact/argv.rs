@@ -9,7 +9,7 @@
 
 use super::echo::Echoes;
 use super::placeholder::{KEYCTX, contains_placeholder, placeholder};
-use super::{Inner, no_path};
+use super::walk::{Inner, no_path};
 
 /// What an argument says about itself.
 enum Arg<'a> {
@@ -69,7 +69,7 @@ impl Inner {
             let secret_value =
                 !value.is_empty() && !contains_placeholder(value) && !self.allow.contains(value);
             let mut learned: Vec<(String, String)> = Vec::new();
-            let mut note = |r: &str, s: &str, _: &super::PathFn<'_>| {
+            let mut note = |r: &str, s: &str, _: &super::walk::PathFn<'_>| {
                 learned.push((r.to_owned(), s.to_owned()));
             };
             let new = if secret_value {

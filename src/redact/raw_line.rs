@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::json::{self, Scalar};
 use super::keys::{MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use super::placeholder::{KEYCTX, overlaps, placeholder, placeholder_spans};
-use super::{HitFn, Inner, splice};
+use super::walk::{HitFn, Inner, splice};
 use crate::json::quote;
 
 struct KeyHit {

@@ -888,9 +888,9 @@ fn sdk_clients_see_through_the_proxy_what_they_see_directly() {
 
     // Nothing is normalised: server-everything answers these scenarios with the same values on
     // every run, so the whole report must be equal.
-    let direct = crate::interop::ts_client("everything", std::slice::from_ref(&upstream));
+    let direct_ts = crate::interop::ts_client("everything", std::slice::from_ref(&upstream));
     let proxied = crate::interop::ts_client("everything", std::slice::from_ref(&through));
-    assert_eq!(direct, proxied);
+    assert_eq!(direct_ts, proxied);
     assert!(
         !proxied["progress"].as_array().unwrap().is_empty(),
         "progress notifications reached the client through the proxy"
@@ -916,6 +916,21 @@ fn sdk_clients_see_through_the_proxy_what_they_see_directly() {
         "{}",
         String::from_utf8_lossy(&lint.stdout)
     );
+
+    // The whole loop with real parts: what the proxy recorded, `replay --listen` serves to the
+    // same SDK clients, each seeing what it saw from the live server.
+    let replay = crate::replay_http::Server::start(&out, &[]);
+    let replayed = vec![format!("{}mcp", replay.url)];
+    let ts = crate::interop::ts_client("everything", &replayed);
+    assert_eq!(ts["server"], direct_ts["server"]);
+    assert_eq!(ts["steps"], direct_ts["steps"]);
+    assert_eq!(ts["progress"], direct_ts["progress"]);
+    // Legacy mode: server-everything answers the auto probe's `server/discover` with an HTTP
+    // error carrying no JSON-RPC response for it, so the recording holds no answer to replay.
+    let py = crate::interop::py_client("everything", "legacy", &replayed);
+    assert_eq!(py, direct);
+    let (code, stderr) = replay.stop();
+    assert_eq!(code, Some(0), "no miss: {stderr}");
 }
 
 #[test]

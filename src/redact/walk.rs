@@ -1,0 +1,462 @@
+//! The walk behind [`super::Redactor`]: how one JSON value, frame, raw line or text is
+//! redacted (shape rules, key context, embedded JSON, echoes), kept apart from the public
+//! entry points in `mod.rs` so each file reads as one thing.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use serde_json::Value;
+
+use super::echo::Echoes;
+use super::json::{self, NotJson, Scalar};
+use super::keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
+use super::placeholder::{KEYCTX, placeholder};
+use super::raw_line;
+use super::rules::{PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern};
+use super::{echo, keys};
+use crate::json::quote;
+use crate::jsonrpc::Frame;
+
+/// Where a shape rule could start matching: a string with none of these inside needs no shape
+/// pass. ASCII case is ignored, for the free-text pair rule's words (`Token:`, `PASSWORD=`); for
+/// the other literals that only lets a few more strings through to the rules.
+pub(super) static SHAPE_TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    match AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .build(SHAPE_TRIGGERS.iter().chain(PAIR_TRIGGERS.iter()))
+    {
+        Ok(ac) => ac,
+        Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
+    }
+});
+
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub(super) user: Vec<UserPattern>,
+    pub(super) keys: KeyRules,
+    pub(super) allow: HashSet<String>,
+    pub(super) hash: Option<String>,
+}
+
+/// Where a secret was found, rendered only when a report asks.
+pub(super) type PathFn<'a> = dyn Fn() -> String + 'a;
+
+/// Receives each secret found: rule name, secret text, and where it was.
+pub(super) type HitFn<'a> = dyn FnMut(&str, &str, &PathFn<'_>) + 'a;
+
+pub(super) fn no_path() -> String {
+    String::new()
+}
+
+impl Inner {
+    pub(super) fn shapes(&self) -> Shapes<'_> {
+        Shapes {
+            user: &self.user,
+            allow: &self.allow,
+            keys: &self.keys,
+        }
+    }
+
+    /// The replacement for a string value under `ctx`, if any.
+    pub(super) fn string(
+        &self,
+        value: &str,
+        ctx: KeyCtx,
+        path: &PathFn<'_>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        if is_string_secret(ctx, value, &self.allow) {
+            hit(KEYCTX, value, path);
+            return Some(placeholder(KEYCTX, value));
+        }
+        if looks_like_embedded_json(value) {
+            // A JSON document inside a string (a tool's result text, a config blob): its keys
+            // give context as a raw line's do; shapes run over all of it either way.
+            return raw_line::redact(self, value, &mut |r, s, _| hit(r, s, path));
+        }
+        self.shapes()
+            .apply(value, &mut |rule, secret| hit(rule, secret, path))
+    }
+
+    /// The placeholder for a number under `ctx`, if it is a secret.
+    pub(super) fn number(
+        &self,
+        n: f64,
+        ctx: KeyCtx,
+        path: &PathFn<'_>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        let text = numeric_secret(ctx, n, &self.allow)?;
+        hit(KEYCTX, &text, path);
+        Some(placeholder(KEYCTX, &text))
+    }
+
+    /// Redacts a frame's JSON text in place of its secrets. `Ok(None)` when nothing changed.
+    ///
+    /// The fast path: one vectorised literal search for where a shape rule could start, and one
+    /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
+    /// matched only when it sits under a sensitive key or holds a trigger.
+    pub(super) fn json_text(
+        &self,
+        text: &str,
+        hit: &mut HitFn<'_>,
+    ) -> Result<Option<String>, NotJson> {
+        let triggers: Vec<usize> = if self.user.is_empty() {
+            SHAPE_TRIGGER_AC
+                .find_iter(text)
+                .map(|m| m.start())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut next = 0;
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        json::walk(
+            text,
+            &self.keys,
+            true,
+            |span, scalar, ctx, path| match scalar {
+                Scalar::Str { content, escaped } => {
+                    // Escapes only shorten a string, so a short spelling is a short value.
+                    let maybe_keyctx = ctx.sensitive && content.len() >= MIN_SECRET_LEN;
+                    let shape_needed = if self.user.is_empty() {
+                        while next < triggers.len() && triggers[next] < span.start {
+                            next += 1;
+                        }
+                        (next < triggers.len() && triggers[next] < span.end)
+                            || (escaped && may_spell_trigger(content))
+                    } else {
+                        true
+                    };
+                    if !maybe_keyctx && !shape_needed {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if let Some(new) = self.string(&value, ctx, &|| path.render(), hit) {
+                        edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Key { content, escaped } => {
+                    // A key is never a secret by key context, only by shape (a token as a map key).
+                    let shape_needed = if self.user.is_empty() {
+                        while next < triggers.len() && triggers[next] < span.start {
+                            next += 1;
+                        }
+                        (next < triggers.len() && triggers[next] < span.end)
+                            || (escaped && may_spell_trigger(content))
+                    } else {
+                        true
+                    };
+                    if shape_needed {
+                        let key = Scalar::string_value(content, escaped);
+                        if let Some(new) = self.text_at(&key, &|| path.render(), hit) {
+                            edits.push((span, quote(&new)));
+                        }
+                    }
+                }
+                Scalar::Num(n) => {
+                    if ctx.sensitive {
+                        if let Some(new) = n
+                            .parse::<f64>()
+                            .ok()
+                            .and_then(|f| self.number(f, ctx, &|| path.render(), hit))
+                        {
+                            edits.push((span, quote(&new)));
+                        }
+                    }
+                }
+            },
+        )?;
+        Ok(splice(text, &edits))
+    }
+
+    /// Redacts a parsed value (a copy), walking with an explicit stack.
+    pub(super) fn value(&self, root: &mut Value, hit: &mut HitFn<'_>) {
+        // Each value with its context and whether the object it is (if one) is a JSON Schema
+        // map (`properties`, …), whose member keys name fields rather than hold values.
+        let mut stack: Vec<(&mut Value, KeyCtx, bool)> = vec![(root, KeyCtx::NONE, false)];
+        while let Some((v, ctx, schema_map)) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    if let Some(new) = self.string(s, ctx, &no_path, hit) {
+                        *s = new;
+                    }
+                }
+                Value::Number(n) => {
+                    if ctx.sensitive {
+                        if let Some(new) =
+                            n.as_f64().and_then(|f| self.number(f, ctx, &no_path, hit))
+                        {
+                            *v = Value::String(new);
+                        }
+                    }
+                }
+                Value::Array(items) => {
+                    for item in items.iter_mut().rev() {
+                        stack.push((item, ctx, false));
+                    }
+                }
+                Value::Object(map) => {
+                    if map
+                        .keys()
+                        .any(|k| SHAPE_TRIGGER_AC.is_match(k) || !self.user.is_empty())
+                    {
+                        rename_keys(map, |k| self.text(k, hit));
+                    }
+                    for (key, item) in map.iter_mut().rev() {
+                        let own = self.keys.classify(key);
+                        let mut c = own.within(ctx);
+                        if schema_map && own.sensitive {
+                            c = c.in_schema_map();
+                        }
+                        stack.push((item, c, keys::is_schema_map(key)));
+                    }
+                }
+                Value::Null | Value::Bool(_) => {}
+            }
+        }
+    }
+
+    pub(super) fn frame(&self, frame: &Frame, hit: &mut HitFn<'_>) -> Option<Frame> {
+        match self.json_text(frame.text(), hit) {
+            Ok(None) => None,
+            Ok(Some(text)) => Frame::parse(&text),
+            // A parsed frame is JSON; this only guards against the two parsers disagreeing.
+            Err(NotJson) => {
+                let mut v = frame.value();
+                let mut changed = false;
+                self.value(&mut v, &mut |r, s, p| {
+                    changed = true;
+                    hit(r, s, p);
+                });
+                if changed { Frame::from_value(&v) } else { None }
+            }
+        }
+    }
+
+    /// [`Inner::text`], reporting hits at `path`.
+    pub(super) fn text_at(
+        &self,
+        text: &str,
+        path: &PathFn<'_>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        self.shapes()
+            .apply(text, &mut |rule, secret| hit(rule, secret, path))
+    }
+
+    pub(super) fn text(&self, text: &str, hit: &mut HitFn<'_>) -> Option<String> {
+        self.shapes()
+            .apply(text, &mut |rule, secret| hit(rule, secret, &no_path))
+    }
+
+    /// Replaces remembered secrets (docs/redaction.md, "Echoes") in every string of a JSON
+    /// text, decoding escaped strings first so that a secret split by escapes (`\u0041`) is
+    /// still found, and numbers whose text is a remembered secret. `Ok(None)` when nothing
+    /// changed; `Err` when the text is not JSON.
+    pub(super) fn echo_json_text(
+        &self,
+        text: &str,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Result<Option<String>, NotJson> {
+        if !echoes.may_hold(text) {
+            // Valid or not, nothing in it can be an echo.
+            return Ok(None);
+        }
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        json::walk(
+            text,
+            &self.keys,
+            false,
+            |span, scalar, _ctx, path| match scalar {
+                Scalar::Str { content, escaped } => {
+                    if !escaped && !echoes.hits(content) {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if let Some(new) =
+                        echoes.apply(&value, &mut |r, s| hit(r, s, &|| path.render()))
+                    {
+                        edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Key { content, escaped } => {
+                    if !escaped && !echoes.hits(content) {
+                        return;
+                    }
+                    let key = Scalar::string_value(content, escaped);
+                    if let Some(new) = echoes.apply(&key, &mut |r, s| hit(r, s, &|| path.render()))
+                    {
+                        edits.push((span, quote(&new)));
+                    }
+                }
+                Scalar::Num(n) => {
+                    if let Some(ph) = echoes.exact(n) {
+                        let ph = ph.to_owned();
+                        hit(echo::rule_of(&ph), n, &|| path.render());
+                        edits.push((span, quote(&ph)));
+                    }
+                }
+            },
+        )?;
+        Ok(splice(text, &edits))
+    }
+
+    /// A frame redacted by the rules, then for echoes; its secrets are remembered first, so an
+    /// echo inside the same frame is caught too.
+    pub(super) fn frame_echoing(
+        &self,
+        frame: &Frame,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Option<Frame> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = self.frame(frame, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let text = first.as_ref().map_or(frame.text(), Frame::text);
+        match self.echo_json_text(text, echoes, hit) {
+            Ok(Some(new)) => Frame::parse(&new).or(first),
+            _ => first,
+        }
+    }
+
+    pub(super) fn frame_with(
+        &self,
+        frame: &Frame,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<Frame> {
+        match echoes {
+            Some(e) => self.frame_echoing(frame, e, hit),
+            None => self.frame(frame, hit),
+        }
+    }
+
+    pub(super) fn raw_with(
+        &self,
+        line: &str,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        match echoes {
+            Some(e) => self.raw_echoing(line, e, hit),
+            None => raw_line::redact(self, line, hit),
+        }
+    }
+
+    pub(super) fn text_with(
+        &self,
+        text: &str,
+        echoes: Option<&mut Echoes>,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        match echoes {
+            Some(e) => self.text_echoing(text, e, hit),
+            None => self.text(text, hit),
+        }
+    }
+
+    /// A raw line redacted by the rules, then for echoes (by JSON walk when it is JSON, over its
+    /// text when not).
+    pub(super) fn raw_echoing(
+        &self,
+        line: &str,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = raw_line::redact(self, line, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let text = first.as_deref().unwrap_or(line);
+        let echoed = match self.echo_json_text(text, echoes, hit) {
+            Ok(done) => done,
+            Err(NotJson) => echoes.apply(text, &mut |r, s| hit(r, s, &|| "raw".to_owned())),
+        };
+        echoed.or(first)
+    }
+
+    /// A text (a header argument, a URL) redacted by the shape rules, then for echoes.
+    pub(super) fn text_echoing(
+        &self,
+        text: &str,
+        echoes: &mut Echoes,
+        hit: &mut HitFn<'_>,
+    ) -> Option<String> {
+        let mut learned: Vec<(String, String)> = Vec::new();
+        let first = self.text(text, &mut |r, s, p| {
+            learned.push((r.to_owned(), s.to_owned()));
+            hit(r, s, p);
+        });
+        for (rule, secret) in &learned {
+            echoes.learn(rule, secret);
+        }
+        let current = first.as_deref().unwrap_or(text);
+        echoes
+            .apply(current, &mut |r, s| hit(r, s, &no_path))
+            .or(first)
+    }
+}
+
+/// Whether escaped string content has an escape that could spell part of a trigger: `\uXXXX`
+/// can spell any character, `\/` the slashes of `://`. (The others spell quotes, backslashes
+/// and control characters, which no trigger holds.)
+pub(super) fn may_spell_trigger(content: &str) -> bool {
+    static UNICODE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    static SLASH: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"\\/"));
+    content.len() >= 8
+        && (UNICODE.find(content.as_bytes()).is_some() || SLASH.find(content.as_bytes()).is_some())
+}
+
+/// Largest string walked as an embedded JSON document; a longer one gets the shape rules only.
+const MAX_EMBEDDED_JSON: usize = 1024 * 1024;
+
+/// Whether a string may hold a JSON object or array (checked properly by the walk).
+pub(super) fn looks_like_embedded_json(value: &str) -> bool {
+    value.len() <= MAX_EMBEDDED_JSON
+        && value.len() >= 2 * MIN_SECRET_LEN
+        && matches!(value.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
+/// Renames the keys `rename` changes, keeping member order. Two keys that become the same
+/// placeholder keep the later value, as a parser keeps the last duplicate.
+pub(super) fn rename_keys(
+    map: &mut serde_json::Map<String, Value>,
+    mut rename: impl FnMut(&str) -> Option<String>,
+) {
+    let old = std::mem::take(map);
+    for (key, value) in old {
+        let key = rename(&key).unwrap_or(key);
+        map.insert(key, value);
+    }
+}
+
+/// Applies non-overlapping, ordered byte-range edits.
+pub(super) fn splice(text: &str, edits: &[(Range<usize>, String)]) -> Option<String> {
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + edits.len() * 32);
+    let mut last = 0;
+    for (range, new) in edits {
+        out.push_str(&text[last..range.start]);
+        out.push_str(new);
+        last = range.end;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
