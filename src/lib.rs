@@ -5,17 +5,22 @@
 //!
 //! ```text
 //! commands, cli        one file per verb; the only code that prints and picks exit codes
-//! record, replay,      the stdio proxy and recorder core; the replay engine and its front-ends;
-//!   verify             re-firing a cassette at the live server and classifying the drift
+//! record, replay,      the recorder core and its stdio and HTTP proxies; the replay engine and
+//!   verify             its stdio and HTTP front-ends; re-firing a cassette at the live server
 //! report               text, JSON, SARIF and terminal-safe renderings of findings
 //! inspect, contract    what a live server publishes (CAS-C checks); snapshots and drift
 //! client, lint, redact the one MCP client; the CAS-L rules and cassette lint; redaction
-//! transport, cassette  child processes and line framing; the cassette format
+//! transport, cassette  child processes, line framing and Streamable HTTP plumbing (SSE,
+//!                      listening, outbound TLS); the cassette format
 //! protocol, jsonrpc,   MCP facts (eras, versions, error codes, header params); frames;
 //!   line, atomic_file, the one bounded line reader; the one atomic file write;
 //!   severity           the one severity scale
-//! json                 the one JSON text toolkit: scanning, canonical text, JS numbers
+//! json                 the one JSON text toolkit: scanning, canonical text, JS numbers, diff
 //! ```
+//!
+//! Only what the binary, the integration tests and the benchmark drivers reach is `pub`
+//! (`cli`, `commands`, `cassette`, `client`, `inspect`, `jsonrpc`, `lint`, `protocol`, `replay`,
+//! `transport`); the rest is `pub(crate)`, and `unreachable_pub` keeps it that way.
 //!
 //! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
 //! checks, `verify` (plan, following, classification) and the replay engine (index, session,
