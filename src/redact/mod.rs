@@ -28,7 +28,7 @@ pub(crate) mod rules;
 pub(crate) mod scan;
 mod walk;
 
-use walk::{Inner, PathFn, SHAPE_TRIGGER_AC, rename_keys};
+use walk::{Inner, PathFn, SHAPE_TRIGGER_AC, learning, rename_keys};
 
 use std::collections::HashSet;
 use std::fmt;
@@ -269,14 +269,9 @@ impl Redactor {
     pub fn redact_value_echoing(&self, value: &Value, echoes: &mut Echoes) -> (Value, usize) {
         let mut out = value.clone();
         let mut count = 0;
-        let mut learned: Vec<(String, String)> = Vec::new();
-        self.inner.value(&mut out, &mut |r, s, _| {
-            count += 1;
-            learned.push((r.to_owned(), s.to_owned()));
+        learning(echoes, &mut |_, _, _| count += 1, |hit| {
+            self.inner.value(&mut out, hit)
         });
-        for (rule, secret) in &learned {
-            echoes.learn(rule, secret);
-        }
         if echoes.is_empty() {
             return (out, count);
         }

@@ -313,14 +313,7 @@ impl Inner {
         echoes: &mut Echoes,
         hit: &mut HitFn<'_>,
     ) -> Option<Frame> {
-        let mut learned: Vec<(String, String)> = Vec::new();
-        let first = self.frame(frame, &mut |r, s, p| {
-            learned.push((r.to_owned(), s.to_owned()));
-            hit(r, s, p);
-        });
-        for (rule, secret) in &learned {
-            echoes.learn(rule, secret);
-        }
+        let first = learning(echoes, hit, |hit| self.frame(frame, hit));
         let text = first.as_ref().map_or(frame.text(), Frame::text);
         match self.echo_json_text(text, echoes, hit) {
             Ok(Some(new)) => Frame::parse(&new).or(first),
@@ -372,14 +365,7 @@ impl Inner {
         echoes: &mut Echoes,
         hit: &mut HitFn<'_>,
     ) -> Option<String> {
-        let mut learned: Vec<(String, String)> = Vec::new();
-        let first = raw_line::redact(self, line, &mut |r, s, p| {
-            learned.push((r.to_owned(), s.to_owned()));
-            hit(r, s, p);
-        });
-        for (rule, secret) in &learned {
-            echoes.learn(rule, secret);
-        }
+        let first = learning(echoes, hit, |hit| raw_line::redact(self, line, hit));
         let text = first.as_deref().unwrap_or(line);
         let echoed = match self.echo_json_text(text, echoes, hit) {
             Ok(done) => done,
@@ -395,19 +381,30 @@ impl Inner {
         echoes: &mut Echoes,
         hit: &mut HitFn<'_>,
     ) -> Option<String> {
-        let mut learned: Vec<(String, String)> = Vec::new();
-        let first = self.text(text, &mut |r, s, p| {
-            learned.push((r.to_owned(), s.to_owned()));
-            hit(r, s, p);
-        });
-        for (rule, secret) in &learned {
-            echoes.learn(rule, secret);
-        }
+        let first = learning(echoes, hit, |hit| self.text(text, hit));
         let current = first.as_deref().unwrap_or(text);
         echoes
             .apply(current, &mut |r, s| hit(r, s, &no_path))
             .or(first)
     }
+}
+
+/// Runs one redaction `pass`, passing each secret it finds on to `hit` and remembering it in
+/// `echoes` once the pass is over, so the echo pass that follows knows it.
+pub(super) fn learning<T>(
+    echoes: &mut Echoes,
+    hit: &mut HitFn<'_>,
+    pass: impl FnOnce(&mut HitFn<'_>) -> T,
+) -> T {
+    let mut learned: Vec<(String, String)> = Vec::new();
+    let out = pass(&mut |r, s, p| {
+        learned.push((r.to_owned(), s.to_owned()));
+        hit(r, s, p);
+    });
+    for (rule, secret) in &learned {
+        echoes.learn(rule, secret);
+    }
+    out
 }
 
 /// Whether escaped string content has an escape that could spell part of a trigger: `\uXXXX`
