@@ -378,6 +378,7 @@ pub(crate) fn has_pair_trigger(text: &str) -> bool {
     static FINDER: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
         match aho_corasick::AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(PAIR_TRIGGERS)
         {
             Ok(ac) => ac,

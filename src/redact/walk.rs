@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
 use serde_json::Value;
 
 use super::echo::Echoes;
@@ -23,8 +23,11 @@ use crate::jsonrpc::Frame;
 /// pass. ASCII case is ignored, for the free-text pair rule's words (`Token:`, `PASSWORD=`); for
 /// the other literals that only lets a few more strings through to the rules.
 pub(super) static SHAPE_TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    // A full DFA: a few dozen short literals, built once, and every string of a cassette is
+    // searched with it (the default contiguous NFA measured a quarter of `redact --scan`).
     match AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(SHAPE_TRIGGERS.iter().chain(PAIR_TRIGGERS.iter()))
     {
         Ok(ac) => ac,
