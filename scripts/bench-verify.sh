@@ -7,8 +7,8 @@
 #   - the cassette: 5,000 `tools/call echo` recorded by `mcp-cassette record` from the
 #     `echo-bench` fixture server, driven by examples/bench_client.rs (sequential, with the
 #     handshake). Its answers are the server's own, so every pair is MATCH and the run measures
-#     the whole path (read, pair, fire, parse, normalise, diff, report). The synthetic cassettes of
-#     ../shared/bench/gen_cassette.py and examples/gen_cassette.rs are not used: no live server
+#     the whole path (read, pair, fire, parse, normalise, diff, report). The cassettes of the
+#     generator (examples/gen_cassette.rs) are not used: no live server
 #     gives their answers, and a run where every pair is CHANGED measures the report, not verify;
 #   - hyperfine, interleaved runs: `verify calls.jsonl -- fixture_server echo-bench` against
 #     `bench_client --sequential --count N --initialize -- fixture_server echo-bench`;
