@@ -68,6 +68,13 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         }
         Some(Target::stdio(&args.command, EraChoice::Auto)?)
     } else {
+        if !args.command.is_empty() {
+            // Said, not refused: the reference ignores it silently, and a misspelt --on-miss
+            // should not pass unnoticed.
+            eprintln!(
+                "mcp-cassette replay: the server command after the cassette is only used by --on-miss passthrough; it is ignored"
+            );
+        }
         None
     };
 

@@ -63,6 +63,12 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
     let file = args.file.as_path();
     let stored = if args.check {
+        if args.update {
+            // Said, not refused: the reference runs the comparison, and so do we.
+            eprintln!(
+                "mcp-cassette: --update has no effect with --check, which only compares; the snapshot is not rewritten"
+            );
+        }
         if !file.exists() {
             eprintln!(
                 "snapshot --check: no snapshot at {} (run snapshot first)",

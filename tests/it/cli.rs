@@ -77,3 +77,46 @@ fn an_os_error_is_printed_once() {
         assert_eq!(stderr.matches("(os error").count(), 1, "{args:?}: {stderr}");
     }
 }
+
+/// Flags that would do nothing are said, never silently ignored (the runs still go ahead, as
+/// the reference's do).
+#[test]
+fn flags_that_do_nothing_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reference/corpus-0.4/tiny.cassette.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
+        .args([
+            "replay",
+            cassette.to_str().unwrap(),
+            "--",
+            "node",
+            "server.js",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("only used by --on-miss passthrough; it is ignored"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let missing = dir.path().join("none.json");
+    let out = run(&[
+        "snapshot",
+        "--check",
+        "--update",
+        "-f",
+        missing.to_str().unwrap(),
+        "--stdio",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "no snapshot to compare with");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--update has no effect with --check"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
