@@ -246,6 +246,10 @@ pub struct LintArgs {
     /// Machine-readable findings.
     #[arg(long = "json")]
     pub json: bool,
+    /// What fails the run: error (header contradictions, the default) or warn (any finding,
+    /// recorded-output prompt injection included).
+    #[arg(long = "fail-on", value_name = "level", default_value = "error")]
+    pub fail_on: String,
 }
 
 #[derive(Debug, Args)]

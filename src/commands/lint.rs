@@ -1,5 +1,6 @@
-//! `lint <cassette> [--json]`: header-versus-frames contradictions (exit 1), newer header fields
-//! and prompt injection in recorded answers (reported at warn, never gating). The cassette is
+//! `lint <cassette> [--json] [--fail-on error|warn]`: header-versus-frames contradictions (exit
+//! 1), newer header fields and prompt injection in recorded answers (reported at warn, gating
+//! only under `--fail-on warn`). The cassette is
 //! streamed entry by entry; an unreadable one prints the reader's error and exits 1.
 //!
 //! There is deliberately no SARIF here: a cassette has no server, tool count or gate to put in
@@ -13,8 +14,20 @@ use crate::cli::LintArgs;
 use crate::lint::cassette::lint_cassette;
 use crate::report::cassette::{json_report, text_report};
 use crate::report::terminal::escape_lines;
+use crate::severity::Level;
 
 pub fn run(args: LintArgs) -> ExitCode {
+    let fail_on = match args.fail_on.as_str() {
+        "error" => Level::Error,
+        "warn" => Level::Warn,
+        other => {
+            eprintln!(
+                "lint: --fail-on must be error or warn (got '{}')",
+                escape_lines(other)
+            );
+            return ExitCode::from(1);
+        }
+    };
     let label = args.cassette.display().to_string();
     let result = Reader::open(&args.cassette).and_then(|reader| {
         lint_cassette(reader, |note| {
@@ -29,15 +42,15 @@ pub fn run(args: LintArgs) -> ExitCode {
         }
     };
     let body = if args.json {
-        json_report(&label, &lint)
+        json_report(&label, &lint, lint.passes(fail_on))
     } else {
-        text_report(&label, &lint)
+        text_report(&label, &lint, fail_on == Level::Warn)
     };
     // One write, so a long report survives a pipe that closes late; a reader that went away
     // (`| head`) does not change the verdict.
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(body.as_bytes()).and_then(|()| out.flush());
-    if lint.ok() {
+    if lint.passes(fail_on) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -119,6 +119,15 @@ impl CassetteLint {
     pub fn ok(&self) -> bool {
         self.errors() == 0
     }
+
+    /// Whether the run passes the `--fail-on` gate: `Error` counts header contradictions only,
+    /// `Warn` every finding, recorded-output ones included.
+    pub fn passes(&self, fail_on: Level) -> bool {
+        match fail_on {
+            Level::Error => self.ok(),
+            Level::Warn | Level::Info => self.ok() && self.warnings() == 0,
+        }
+    }
 }
 
 /// The entry-by-entry state of one lint run.

@@ -6,7 +6,7 @@ use crate::lint::cassette::CassetteLint;
 use crate::severity::Level;
 
 /// The text report (docs/lint.md, "Output").
-pub(crate) fn text_report(label: &str, lint: &CassetteLint) -> String {
+pub(crate) fn text_report(label: &str, lint: &CassetteLint, warnings_gate: bool) -> String {
     let label = escape(label);
     let mut out = String::new();
     for f in &lint.header {
@@ -37,18 +37,22 @@ pub(crate) fn text_report(label: &str, lint: &CassetteLint) -> String {
     }
     let warnings = lint.warnings();
     if warnings > 0 {
-        out.push_str(&format!(
-            "{label}: {warnings} warning(s) (reported, not gated)\n"
-        ));
+        let gate = if warnings_gate {
+            "gated by --fail-on warn"
+        } else {
+            "reported, not gated"
+        };
+        out.push_str(&format!("{label}: {warnings} warning(s) ({gate})\n"));
     }
     out
 }
 
-/// `{cassette, ok, header, output}`, 2-space indented.
-pub(crate) fn json_report(label: &str, lint: &CassetteLint) -> String {
+/// `{cassette, ok, header, output}`, 2-space indented; `ok` is the verdict of the gate the run
+/// used (`--fail-on`).
+pub(crate) fn json_report(label: &str, lint: &CassetteLint, ok: bool) -> String {
     let doc = serde_json::json!({
         "cassette": label,
-        "ok": lint.ok(),
+        "ok": ok,
         "header": lint.header,
         "output": lint.output,
     });

@@ -29,6 +29,34 @@ fn err(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `--fail-on warn` makes the recorded-output findings gate the run, in the exit code, the
+/// text report and the JSON `ok`; a bad value is a usage error.
+#[test]
+fn fail_on_warn_gates_output_findings() {
+    let dir = fixtures_dir();
+    let rel = "reference-0.8/poisoned-output.cassette.jsonl";
+    let o = lint(&dir, &["--fail-on", "warn", rel]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        out(&o).ends_with(": 2 warning(s) (gated by --fail-on warn)\n"),
+        "{}",
+        out(&o)
+    );
+    let o = lint(&dir, &["--json", "--fail-on", "warn", rel]);
+    assert_eq!(o.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["ok"], false);
+    let o = lint(&dir, &["--fail-on", "error", rel]);
+    assert_eq!(o.status.code(), Some(0));
+    let o = lint(&dir, &["--fail-on", "never", rel]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("lint: --fail-on must be error or warn (got 'never')"),
+        "{}",
+        err(&o)
+    );
+}
+
 #[test]
 fn poisoned_output_fixture_gives_the_two_documented_findings() {
     let dir = fixtures_dir();
