@@ -20,19 +20,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Frame, Incoming, SizeHint};
 use mcp_cassette::transport::http::inbound::{self, Body, Shutdown};
 use mcp_cassette::transport::http::outbound::{Outbound, parse_url};
-
-const HOP_BY_HOP: [&str; 10] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-];
+use mcp_cassette::transport::http::{HOP_BY_HOP, is_hop_by_hop};
 
 async fn relay(out: &Outbound, upstream: &http::Uri, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
@@ -45,7 +33,7 @@ async fn relay(out: &Outbound, upstream: &http::Uri, request: Request<Incoming>)
     *forward.method_mut() = parts.method;
     *forward.uri_mut() = upstream.clone();
     for (name, value) in &parts.headers {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
+        if !is_hop_by_hop(name.as_str()) {
             forward.headers_mut().append(name.clone(), value.clone());
         }
     }

@@ -79,16 +79,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     };
 
     let (index, redactor) = load(&args)?;
-    let mut passthrough = live_target.map(|target| {
-        let recorded_redaction = index.redact_requests.then(|| redactor.clone());
-        let appender = Appender::new(
-            &args.cassette,
-            index.header.started_at(),
-            index.highest_live,
-            recorded_redaction,
-        );
-        Passthrough::new(target, ClientOptions::default(), appender)
-    });
+    let mut passthrough = live_target.map(|target| passthrough(&args, &index, &redactor, target));
     let mut session = Session::new(Arc::new(index), redactor, on_miss);
 
     let mut diag = std::io::stderr();
@@ -107,6 +98,18 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
 }
 
 /// The redaction rules and the index, with the index's warnings on stderr.
+/// The live server misses go to, appending to the cassette (redacted as the recording was).
+fn passthrough(args: &ReplayArgs, index: &Index, redactor: &Rules, target: Target) -> Passthrough {
+    let recorded_redaction = index.redact_requests.then(|| redactor.clone());
+    let appender = Appender::new(
+        &args.cassette,
+        index.header.started_at(),
+        index.highest_live,
+        recorded_redaction,
+    );
+    Passthrough::new(target, ClientOptions::default(), appender)
+}
+
 fn load(args: &ReplayArgs) -> anyhow::Result<(Index, Rules)> {
     let config = match &args.redact_config {
         Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
@@ -149,16 +152,7 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     } else {
         None
     };
-    let passthrough = live_target.map(|target| {
-        let recorded_redaction = index.redact_requests.then(|| redactor.clone());
-        let appender = Appender::new(
-            &args.cassette,
-            index.header.started_at(),
-            index.highest_live,
-            recorded_redaction,
-        );
-        Passthrough::new(target, ClientOptions::default(), appender)
-    });
+    let passthrough = live_target.map(|target| passthrough(&args, &index, &redactor, target));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -3,24 +3,7 @@
 
 use http::header::{self, HeaderMap, HeaderValue};
 
-/// Headers that describe one connection, not the exchange: never forwarded either way.
-/// `host` and `content-length` are set again for the next hop by the HTTP stack.
-const HOP_BY_HOP: [&str; 10] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-];
-
-fn hop_by_hop(name: &str) -> bool {
-    HOP_BY_HOP.contains(&name)
-}
+use crate::transport::http::is_hop_by_hop as hop_by_hop;
 
 /// The headers of a client request as they go upstream: verbatim, less the hop-by-hop set, and
 /// asking for an unencoded answer. The recorder must read every answer to capture it, and this
