@@ -13,6 +13,7 @@ use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
 use crate::protocol::era::Era;
 use crate::redact::{RedactConfig, check_config_hash};
+use crate::replay::http::control::{self, Control};
 use crate::replay::http::headers::Notes;
 use crate::replay::http::{self, BODY_LIMIT, Options, Replay};
 use crate::replay::passthrough::{Appender, Passthrough};
@@ -53,6 +54,11 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         }
         drop(reader);
         return replay_http(args, &listen, on_miss);
+    }
+    if args.control {
+        bail!(
+            "replay --control serves the miss channel next to an HTTP replay; add --listen (docs/adapters.md)"
+        );
     }
     if args.timing != "none" {
         bail!(
@@ -133,6 +139,11 @@ fn load(args: &ReplayArgs) -> anyhow::Result<(Index, Rules)> {
 
 /// `replay --listen`: the cassette served over Streamable HTTP until SIGINT or SIGTERM.
 fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Result<u8> {
+    // Read before anything else, so a missing token is the first thing said.
+    let control = args
+        .control
+        .then(|| Control::new(std::env::var(control::TOKEN_ENV).ok()))
+        .transpose()?;
     let (index, redactor) = load(&args)?;
     let (era, era_name) = match index.header.effective_era() {
         Era::Legacy => (EraChoice::Legacy, "legacy"),
@@ -163,14 +174,18 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
         paced: args.timing == "recorded",
         body_limit: BODY_LIMIT,
     };
-    let replay = Arc::new(Replay::new(
+    let mut replay = Replay::new(
         Arc::new(index),
         redactor,
         options,
         passthrough,
         Notes::new(Box::new(std::io::stderr())),
         shutdown.clone(),
-    ));
+    );
+    if let Some(control) = control {
+        replay = replay.with_control(control);
+    }
+    let replay = Arc::new(replay);
     let path = args.cassette.display().to_string();
     runtime.block_on(async {
         // Handlers first: a harness may signal as soon as it has read the URL line.
