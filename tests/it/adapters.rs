@@ -247,3 +247,274 @@ fn the_flag_needs_a_token_and_listen() {
     // The token is never echoed.
     assert!(!stderr.contains(TOKEN), "{stderr}");
 }
+
+// ---- vitest and jest running the adapter specs (interop/adapters) ----
+
+fn adapters_dir() -> PathBuf {
+    repo().join("interop/adapters")
+}
+
+/// Whether the pinned runners are installed (scripts/install-interop.sh); says why not.
+fn runners_installed() -> bool {
+    let modules = adapters_dir().join("node_modules");
+    let missing: Vec<&str> = [
+        "vitest",
+        "jest",
+        "@jest/globals",
+        "@modelcontextprotocol/sdk",
+    ]
+    .into_iter()
+    .filter(|p| !modules.join(p).join("package.json").exists())
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "SKIPPED: {} not installed in interop/adapters/node_modules; run scripts/install-interop.sh",
+        missing.join(", ")
+    );
+    false
+}
+
+/// A project as a user would have it: the specs and cassettes, the pinned runners, and
+/// `node_modules/mcp-cassette` a copy of npm/mcp-cassette (a copy, not a link: the adapter's own
+/// `import "vitest"` must resolve from inside the project, as it does from an installed package).
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let modules = root.join("node_modules");
+    std::fs::create_dir(&modules).unwrap();
+    for entry in std::fs::read_dir(adapters_dir().join("node_modules")).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), modules.join(entry.file_name())).unwrap();
+    }
+    let package = repo().join("npm/mcp-cassette");
+    copy_tree(&package.join("lib"), &modules.join("mcp-cassette/lib"));
+    std::fs::copy(
+        package.join("package.json"),
+        modules.join("mcp-cassette/package.json"),
+    )
+    .unwrap();
+    for name in ["cassettes", "vitest", "jest"] {
+        copy_tree(&adapters_dir().join(name), &root.join(name));
+    }
+    for name in ["suites.mjs", "vitest.config.mjs", "jest.config.mjs"] {
+        std::fs::copy(adapters_dir().join(name), root.join(name)).unwrap();
+    }
+    dir
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// Runs a test runner in `project` and returns its JSON report and everything it printed.
+fn run_runner(project: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> (Value, String) {
+    let report = project.join("report.json");
+    let out = Command::new("node")
+        .args(args)
+        .arg(format!("--outputFile={}", report.display()))
+        .current_dir(project)
+        .env("MCP_CASSETTE_BINARY", bin())
+        .env_remove("MCP_CASSETTE_CONTROL_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Some specs fail on purpose: the exit status says only that.
+    assert_eq!(out.status.code(), Some(1), "{printed}");
+    let report = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {printed}"));
+    (serde_json::from_str(&report).unwrap(), printed)
+}
+
+/// One test's verdict in a JSON report (vitest and jest write the same shape).
+struct Verdict {
+    status: String,
+    message: String,
+    details: Value,
+}
+
+fn verdicts(report: &Value) -> std::collections::BTreeMap<String, Verdict> {
+    let mut out = std::collections::BTreeMap::new();
+    for file in report["testResults"].as_array().unwrap() {
+        for test in file["assertionResults"].as_array().unwrap() {
+            let message = test["failureMessages"]
+                .as_array()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })
+                .unwrap_or_default();
+            out.insert(
+                test["fullName"].as_str().unwrap().to_owned(),
+                Verdict {
+                    status: test["status"].as_str().unwrap().to_owned(),
+                    message,
+                    details: test["failureDetails"].clone(),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// The file-level failure message of `name` (a suite that failed to collect).
+fn file_message(report: &Value, name: &str) -> String {
+    report["testResults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"].as_str().unwrap().ends_with(name))
+        .map(|f| f["message"].as_str().unwrap_or("").to_owned())
+        .unwrap_or_else(|| panic!("no result for {name}"))
+}
+
+/// The verdicts both frameworks must give, by test name: `(name, passed, message fragments)`.
+const EXPECTED: &[(&str, bool, &[&str])] = &[
+    (
+        "an http cassette answers a recorded call over fetch",
+        true,
+        &[],
+    ),
+    ("an http cassette has no url at describe scope", true, &[]),
+    ("an http cassette has no command", true, &[]),
+    (
+        "the SDK client over http gets the recorded session",
+        true,
+        &[],
+    ),
+    (
+        "misses fails on drifted arguments",
+        false,
+        &[
+            "CassetteMismatchError: mcp-cassette: no recorded answer for \"tools/call\", method and tool match a recording, but arguments differ at: /m (recorded \"recorded\", got \"drifted\"). Re-record the cassette or adjust the interaction.",
+        ],
+    ),
+    ("misses passes between two misses", true, &[]),
+    (
+        "misses fails on an unknown tool",
+        false,
+        &[
+            "CassetteMissError: mcp-cassette: no recorded answer for \"tools/call\", no recorded tools/call for tool \"nope\". Recorded tools: echo, stamp. Re-record the cassette or adjust the interaction.",
+        ],
+    ),
+    (
+        "misses counts further misses",
+        false,
+        &["CassetteMissError", "(and 1 further miss(es) in this test)"],
+    ),
+    ("misses exposes the changes of a mismatch", true, &[]),
+    (
+        "onMiss warn leaves the JSON-RPC error as the only signal",
+        true,
+        &[],
+    ),
+    ("onMiss warn still answers recorded calls", true, &[]),
+    (
+        "volatile declared matches a call whose declared fields changed",
+        true,
+        &[],
+    ),
+    (
+        "volatile not declared misses on the undeclared field",
+        false,
+        &[
+            "CassetteMismatchError",
+            "arguments differ at: /runId (recorded \"run-1\"",
+        ],
+    ),
+    ("volatile malformed is refused at collection", true, &[]),
+    ("a stdio cassette hands back the command", true, &[]),
+    ("a stdio cassette is spawned by the SDK client", true, &[]),
+    ("a stdio cassette has no url and no server", true, &[]),
+    ("bad input names a file that is not a cassette", true, &[]),
+    ("bad input refuses useCassette inside a test", true, &[]),
+    ("bad input exports one set of error classes", true, &[]),
+    (
+        "a binary that exits early fails with its stderr",
+        false,
+        &[
+            "the replay server for cassettes/echo.http.jsonl exited before it was ready (exit code 1); its stderr:",
+            "--listen wants <host>:<port> (got \"not-an-address\")",
+        ],
+    ),
+];
+
+fn check_verdicts(report: &Value, printed: &str) {
+    let verdicts = verdicts(report);
+    for (name, passed, fragments) in EXPECTED {
+        let verdict = verdicts
+            .get(*name)
+            .unwrap_or_else(|| panic!("no verdict for {name:?}; got {:?}", verdicts.keys()));
+        let want = if *passed { "passed" } else { "failed" };
+        assert_eq!(verdict.status, want, "{name}: {}", verdict.message);
+        for fragment in *fragments {
+            assert!(
+                verdict.message.contains(fragment),
+                "{name}: {fragment:?} not in {}",
+                verdict.message
+            );
+        }
+    }
+    assert_eq!(verdicts.len(), EXPECTED.len(), "{:?}", verdicts.keys());
+    let missing = file_message(report, "missing.test.mjs");
+    assert!(
+        missing.contains("cannot open the cassette cassettes/no-such.http.jsonl"),
+        "{missing}"
+    );
+    let lower = printed.to_lowercase();
+    assert!(!lower.contains("unhandled"), "{printed}");
+}
+
+#[test]
+fn vitest_runs_the_adapter_specs() {
+    if !runners_installed() {
+        return;
+    }
+    let project = project();
+    let (report, printed) = run_runner(
+        project.path(),
+        &["node_modules/vitest/vitest.mjs", "run", "--reporter=json"],
+        &[],
+    );
+    check_verdicts(&report, &printed);
+}
+
+#[test]
+fn jest_runs_the_adapter_specs_in_native_esm_mode() {
+    if !runners_installed() {
+        return;
+    }
+    let project = project();
+    let (report, printed) = run_runner(
+        project.path(),
+        &["node_modules/jest/bin/jest.js", "--json"],
+        &[("NODE_OPTIONS", "--experimental-vm-modules")],
+    );
+    check_verdicts(&report, &printed);
+    // jest's report carries the thrown error's own fields: `.changes` of the mismatch.
+    let verdicts = verdicts(&report);
+    let details = &verdicts["misses fails on drifted arguments"].details[0];
+    assert_eq!(details["name"], "CassetteMismatchError");
+    assert_eq!(
+        details["changes"],
+        json!([{"path":"/m","recorded":"recorded","live":"drifted"}])
+    );
+    assert_eq!(details["reason"]["kind"], "arguments-differ");
+    assert_eq!(details["misses"].as_array().unwrap().len(), 1);
+}
