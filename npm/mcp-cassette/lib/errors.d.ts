@@ -41,6 +41,7 @@ export declare function isMismatch(reason: MissReason | undefined | null): boole
 
 /** What every adapter error shares. */
 export declare class ReplayError extends Error {
+  constructor(message: string, misses: MissEvent[]);
   /** Every miss of the test, oldest first. */
   readonly misses: MissEvent[];
   /** The first miss's reason. */
