@@ -169,6 +169,17 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
         .build()
         .map_err(|e| anyhow!("replay: failed to start the async runtime: {e}"))?;
     let shutdown = Shutdown::new();
+    if args.control {
+        // The adapter that started this replay holds its stdin open for as long as it lives;
+        // when it ends, however it ends, stdin reaches EOF and the replay stops, so no replay
+        // outlives its test run (docs/adapters.md). A plain thread: a blocking read on the
+        // runtime's pool would hold up the runtime's shutdown.
+        let stop = shutdown.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            stop.trigger();
+        });
+    }
     let options = Options {
         on_miss,
         paced: args.timing == "recorded",

@@ -39,7 +39,8 @@ impl Replay {
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env_remove("MCP_CASSETTE_CONTROL_TOKEN")
-            .stdin(Stdio::null())
+            // Held open: under --control the replay stops when its stdin closes.
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         if let Some(token) = token {
@@ -210,6 +211,24 @@ fn without_the_flag_there_is_no_drain() {
     // The path is just the MCP endpoint, and an empty body is not a JSON-RPC frame.
     assert_eq!(status, 400, "{body}");
     assert!(!body.contains("misses"), "{body}");
+}
+
+#[test]
+fn a_controlled_replay_stops_when_its_stdin_closes() {
+    let mut replay = Replay::start(&["--control"], Some(TOKEN));
+    drop(replay.child.stdin.take());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = replay.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "still running with stdin closed"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
 }
 
 #[test]

@@ -127,12 +127,6 @@ function quoted(stderr) {
   return text === "" ? " (it wrote nothing on stderr)" : `; its stderr:\n${text}`;
 }
 
-/** Every process still running when Node exits is killed: a replay never outlives its suite. */
-const running = new Set();
-process.once("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
-});
-
 /** `replay --listen … --control` for one describe block. */
 class Server {
   constructor(file, shown, opts) {
@@ -145,6 +139,7 @@ class Server {
     this.exit = undefined;
     this.token = randomBytes(24).toString("hex");
     this.drained = 0;
+    this.stopping = false;
   }
 
   start() {
@@ -160,13 +155,16 @@ class Server {
         clearTimeout(timer);
         fn(value);
       };
+      // stdin is a pipe held open and never written: under --control the replay stops when it
+      // closes, which happens when this process ends however it ends, so a replay never
+      // outlives its test run (docs/adapters.md).
       const child = spawn(bin, args, {
         env: { ...process.env, [TOKEN_ENV]: this.token },
-        stdio: ["ignore", "ignore", "pipe"],
+        stdio: ["pipe", "ignore", "pipe"],
         windowsHide: true,
       });
       this.child = child;
-      running.add(child);
+      child.stdin.on("error", () => {});
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
         settle(
@@ -197,12 +195,10 @@ class Server {
       });
       child.stderr.on("error", () => {});
       child.on("error", (err) => {
-        running.delete(child);
         this.exit = { code: null, signal: null, error: err };
         settle(rejectStart, new Error(`mcp-cassette: failed to start ${bin} for ${this.shown}: ${err.message}`));
       });
       child.on("exit", (code, signal) => {
-        running.delete(child);
         this.exit = { code, signal };
         settle(
           rejectStart,
@@ -217,7 +213,7 @@ class Server {
 
   /** Throws when the server is gone: its misses are unknowable and every request failed. */
   checkAlive() {
-    if (this.exit === undefined) return;
+    if (this.exit === undefined || this.stopping) return;
     const how = this.exit.signal ? `signal ${this.exit.signal}` : `exit code ${this.exit.code}`;
     throw new Error(`mcp-cassette: the replay server for ${this.shown} exited during the test (${how})${quoted(this.stderr)}`);
   }
@@ -245,6 +241,7 @@ class Server {
   async stop() {
     const child = this.child;
     if (child === undefined || this.exit !== undefined) return;
+    this.stopping = true;
     await new Promise((done) => {
       const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
       child.once("exit", () => {
@@ -318,7 +315,8 @@ function httpHandle(hooks, path, shown, opts) {
     await server?.stop();
   }, STOP_TIMEOUT_MS + 1_000);
   const current = () => {
-    if (server?.url === undefined || server.exit !== undefined) {
+    if (server?.url !== undefined) server.checkAlive();
+    if (server?.url === undefined) {
       throw new Error(
         `mcp-cassette: the replay server for ${shown} is not running yet. Read .url inside a ` +
           `test or beforeEach, not at describe scope`,
