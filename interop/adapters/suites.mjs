@@ -161,6 +161,7 @@ export function volatile(t) {
 
 export function stdio(t) {
   const { describe, it, expect, useCassette } = t;
+  redacting(t);
   describe("a stdio cassette", () => {
     const tape = useCassette("cassettes/session.stdio.jsonl", { volatile: ["/arguments/runId"] });
 
@@ -188,6 +189,25 @@ export function stdio(t) {
     it("has no url and no server", () => {
       expect(() => tape.url).toThrow(/is a stdio cassette; spawn \.command instead of connecting to \.url/);
       expect(() => tape.server).toThrow(/is a stdio cassette/);
+    });
+  });
+}
+
+export function redacting(t) {
+  const { describe, it, expect, useCassette } = t;
+  describe("a stdio cassette with a redaction config", () => {
+    const tape = useCassette("cassettes/session.stdio.jsonl", {
+      volatile: ["/arguments/runId"],
+      redactConfig: "cassettes/redact.json",
+    });
+
+    it("passes the config on after the declarations", () => {
+      expect(tape.command.slice(3)).toEqual([
+        "--volatile",
+        "/arguments/runId",
+        "--redact-config",
+        resolve("cassettes/redact.json"),
+      ]);
     });
   });
 }

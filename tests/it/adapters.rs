@@ -461,6 +461,11 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     ("a stdio cassette hands back the command", true, &[]),
     ("a stdio cassette is spawned by the SDK client", true, &[]),
     ("a stdio cassette has no url and no server", true, &[]),
+    (
+        "a stdio cassette with a redaction config passes the config on after the declarations",
+        true,
+        &[],
+    ),
     ("bad input names a file that is not a cassette", true, &[]),
     ("bad input refuses useCassette inside a test", true, &[]),
     ("bad input exports one set of error classes", true, &[]),
