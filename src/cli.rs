@@ -143,6 +143,10 @@ pub struct ReplayArgs {
     /// A JSON Pointer into request params to ignore when matching, optionally `method:`-scoped.
     #[arg(long = "volatile", value_name = "decl")]
     pub volatile: Vec<String>,
+    /// With --listen: serve the miss channel test adapters drain, behind the token in
+    /// $MCP_CASSETTE_CONTROL_TOKEN (docs/adapters.md).
+    #[arg(long = "control")]
+    pub control: bool,
     /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
     /// after `--` or simply after the cassette.
     #[arg(trailing_var_arg = true, value_name = "command")]

@@ -13,6 +13,7 @@ use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
 use crate::protocol::era::Era;
 use crate::redact::{RedactConfig, check_config_hash};
+use crate::replay::http::control::{self, Control};
 use crate::replay::http::headers::Notes;
 use crate::replay::http::{self, BODY_LIMIT, Options, Replay};
 use crate::replay::passthrough::{Appender, Passthrough};
@@ -53,6 +54,11 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         }
         drop(reader);
         return replay_http(args, &listen, on_miss);
+    }
+    if args.control {
+        bail!(
+            "replay --control serves the miss channel next to an HTTP replay; add --listen (docs/adapters.md)"
+        );
     }
     if args.timing != "none" {
         bail!(
@@ -133,6 +139,11 @@ fn load(args: &ReplayArgs) -> anyhow::Result<(Index, Rules)> {
 
 /// `replay --listen`: the cassette served over Streamable HTTP until SIGINT or SIGTERM.
 fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Result<u8> {
+    // Read before anything else, so a missing token is the first thing said.
+    let control = args
+        .control
+        .then(|| Control::new(std::env::var(control::TOKEN_ENV).ok()))
+        .transpose()?;
     let (index, redactor) = load(&args)?;
     let (era, era_name) = match index.header.effective_era() {
         Era::Legacy => (EraChoice::Legacy, "legacy"),
@@ -158,19 +169,34 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
         .build()
         .map_err(|e| anyhow!("replay: failed to start the async runtime: {e}"))?;
     let shutdown = Shutdown::new();
+    if args.control {
+        // The adapter that started this replay holds its stdin open for as long as it lives;
+        // when it ends, however it ends, stdin reaches EOF and the replay stops, so no replay
+        // outlives its test run (docs/adapters.md). A plain thread: a blocking read on the
+        // runtime's pool would hold up the runtime's shutdown.
+        let stop = shutdown.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            stop.trigger();
+        });
+    }
     let options = Options {
         on_miss,
         paced: args.timing == "recorded",
         body_limit: BODY_LIMIT,
     };
-    let replay = Arc::new(Replay::new(
+    let mut replay = Replay::new(
         Arc::new(index),
         redactor,
         options,
         passthrough,
         Notes::new(Box::new(std::io::stderr())),
         shutdown.clone(),
-    ));
+    );
+    if let Some(control) = control {
+        replay = replay.with_control(control);
+    }
+    let replay = Arc::new(replay);
     let path = args.cassette.display().to_string();
     runtime.block_on(async {
         // Handlers first: a harness may signal as soon as it has read the URL line.

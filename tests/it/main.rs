@@ -1,6 +1,7 @@
 //! The one integration-test binary: drives the real `mcp-cassette` executable.
 
 mod action;
+mod adapters;
 mod ajv;
 mod check;
 mod cli;

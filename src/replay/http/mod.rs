@@ -5,10 +5,12 @@
 //! - [`sessions`]: which pass through the recording answers a request (many client sessions at
 //!   once, each its own [`super::Session`] over the one shared index), and their expiry;
 //! - [`streams`]: streamed answers and the streams a session holds open;
-//! - [`headers`]: the lenient header checks, and where diagnostics go.
+//! - [`headers`]: the lenient header checks, and where diagnostics go;
+//! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md).
 //!
 //! The behaviour is documented in docs/http.md ("Replay server") and docs/replay.md.
 
+pub mod control;
 pub mod headers;
 pub mod routing;
 pub mod sessions;
@@ -57,6 +59,8 @@ pub struct Replay {
     allow: HeaderValue,
     passthrough: Option<Arc<Mutex<Passthrough>>>,
     shutdown: Shutdown,
+    /// The miss channel, when `--control` asked for it.
+    control: Option<control::Control>,
 }
 
 /// What the server leaves behind when it stops: the stderr summary and the exit code.
@@ -107,7 +111,14 @@ impl Replay {
                 .unwrap_or(HeaderValue::from_static("POST")),
             passthrough: passthrough.map(|p| Arc::new(Mutex::new(p))),
             shutdown,
+            control: None,
         }
+    }
+
+    /// Serves the miss channel (docs/adapters.md) next to the MCP endpoint.
+    pub fn with_control(mut self, control: control::Control) -> Replay {
+        self.control = Some(control);
+        self
     }
 
     /// The lines written when the server starts (without the `mcp-cassette replay: ` prefix),

@@ -20,6 +20,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 
 use super::Replay;
+use super::control::{Control, Handling, MissRecord};
 use super::headers::{self, session_warning};
 use super::sessions::ClientSession;
 use super::streams::{self, event};
@@ -27,9 +28,11 @@ use crate::jsonrpc::FrameKind;
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::LISTEN_NOT_FORWARDED;
 use crate::replay::OnMiss;
+use crate::replay::fingerprint::TOOLS_CALL;
 use crate::replay::index::Answer;
+use crate::replay::miss::MissReason;
 use crate::replay::session::{Exchange, Outcome};
-use crate::replay::wire::{Message, Outbound};
+use crate::replay::wire::{Message, Outbound, Request as WireRequest};
 use crate::transport::http::inbound::{self, Body, BodyError};
 
 /// The 400 body for a POST that is not one JSON-RPC message.
@@ -44,6 +47,11 @@ const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 pub async fn handle(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body> {
     if !inbound::origin_allowed(request.headers()) {
         return inbound::forbidden_origin();
+    }
+    if let Some(control) = &replay.control {
+        if Control::routes(&request) {
+            return control.handle(&request);
+        }
     }
     match *request.method() {
         Method::POST => post(replay, request).await,
@@ -179,7 +187,7 @@ fn answer(replay: &Replay, client: &ClientSession, text: &str) -> Answered {
     let label = client.label;
     let mut forward = false;
     match (&exchange.outcome, request) {
-        (Outcome::Missed { diagnosis, .. }, Some(request)) => {
+        (Outcome::Missed { reason, diagnosis }, Some(request)) => {
             let shown = state.session.redactor().redact_text(&request.method).0;
             replay.notes.note(&format!(
                 "session {label}: fingerprint miss for \"{shown}\": {diagnosis}"
@@ -190,12 +198,26 @@ fn answer(replay: &Replay, client: &ClientSession, text: &str) -> Answered {
                     replay.notes.note(LISTEN_NOT_FORWARDED);
                 }
             }
+            let handling = if forward {
+                Handling::Forwarded
+            } else {
+                Handling::Error
+            };
+            log_miss(replay, client, request, handling, reason, diagnosis);
         }
-        (Outcome::Borrowed { diagnosis, .. }, Some(request)) => {
+        (Outcome::Borrowed { reason, diagnosis }, Some(request)) => {
             let shown = state.session.redactor().redact_text(&request.method).0;
             replay.notes.note(&format!(
                 "session {label}: answered \"{shown}\" with another recording of the same method (--on-miss warn): {diagnosis}"
             ));
+            log_miss(
+                replay,
+                client,
+                request,
+                Handling::Borrowed,
+                reason,
+                diagnosis,
+            );
         }
         (Outcome::Rejected { detail }, _) => {
             replay.notes.note(&format!(
@@ -246,6 +268,41 @@ fn answer(replay: &Replay, client: &ClientSession, text: &str) -> Answered {
     };
     state.streams.push(&exchange.after, get_served);
     Answered::Now(response)
+}
+
+/// Logs a miss on the control channel, when there is one. Runs before the answer's response is
+/// built: a drain sent after the client saw the answer includes it (docs/adapters.md).
+fn log_miss(
+    replay: &Replay,
+    client: &ClientSession,
+    request: &WireRequest,
+    handling: Handling,
+    reason: &MissReason,
+    diagnosis: &str,
+) {
+    let Some(control) = &replay.control else {
+        return;
+    };
+    let tool = (request.method == TOOLS_CALL)
+        .then(|| {
+            let params = request.params.as_ref()?;
+            #[derive(serde::Deserialize)]
+            struct Named {
+                name: Option<String>,
+            }
+            serde_json::from_str::<Named>(params.get()).ok()?.name
+        })
+        .flatten();
+    control.record(MissRecord {
+        session: client.label,
+        session_id: client.id.as_deref().map(str::to_owned),
+        id: request.id.clone(),
+        method: request.method.clone(),
+        tool,
+        handling,
+        reason: reason.clone(),
+        diagnosis: diagnosis.to_owned(),
+    });
 }
 
 /// The response carrying `answer`: JSON, or the recorded stream it ended.

@@ -1,0 +1,27 @@
+// `mcp-cassette/jest`: useCassette with the hooks from @jest/globals (docs/adapters.md). jest
+// must run in its native ESM mode (NODE_OPTIONS=--experimental-vm-modules, transform {}).
+
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "@jest/globals";
+
+import { useCassetteWith } from "./adapter.js";
+
+export {
+  CassetteMismatchError,
+  CassetteMissError,
+  ReplayError,
+  isMismatch,
+} from "./errors.js";
+
+const hooks = {
+  beforeAll,
+  beforeEach,
+  afterEach,
+  afterAll,
+  // jest names the running test in expect's state, and nothing at collection.
+  inTest: () => expect.getState().currentTestName !== undefined,
+};
+
+/** Replays `file` around the enclosing describe block; see docs/adapters.md. */
+export function useCassette(file, options) {
+  return useCassetteWith(hooks, file, options);
+}
