@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use crate::cli::CheckArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::inspect;
+use crate::report::style::Palette;
 use crate::report::terminal::escape_lines;
 use crate::report::{self, CheckReport, Gate, ReportHead};
 
@@ -34,7 +35,7 @@ struct Settings {
     lint_fail_on: Gate,
 }
 
-pub fn run(args: CheckArgs) -> ExitCode {
+pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
     let settings = match settings(&args) {
         Ok(settings) => settings,
         Err(message) => {
@@ -56,11 +57,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
     match inspect_target(&target, &settings) {
         Ok(report) => {
             let text = match settings.format {
-                Format::Text => report::text::render(&report),
+                Format::Text => report::text::render(&report, palette),
                 Format::Json => report::json::render(&report),
-                Format::Markdown => {
-                    report::markdown::check_section(&report, &report::text::render(&report))
-                }
+                Format::Markdown => report::markdown::check_section(
+                    &report,
+                    &report::text::render(&report, Palette::PLAIN),
+                ),
                 Format::Sarif => match sarif_document(&args, &target, &report) {
                     Ok(text) => text,
                     Err(err) => {

@@ -5,9 +5,11 @@
 //! (0 ok, 1 gate failed), failures to inspect or bad usage are 2 for check/snapshot/redact and 1
 //! for record/replay/lint.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
-use crate::cli::Command;
+use crate::cli::{Cli, ColorChoice, Command};
+use crate::report::style::Palette;
 
 pub mod check;
 pub mod lint;
@@ -19,17 +21,33 @@ pub mod snapshot;
 pub mod verify;
 
 /// Runs one parsed command to completion and returns the process exit status.
-pub fn run(command: Command) -> ExitCode {
-    match command {
+pub fn run(cli: Cli) -> ExitCode {
+    let palette = stdout_palette(cli.color);
+    match cli.command {
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
-        Command::Check(args) => check::run(args),
-        Command::Snapshot(args) => snapshot::run(args),
+        Command::Check(args) => check::run(args, palette),
+        Command::Snapshot(args) => snapshot::run(args, palette),
         Command::Verify(args) => verify::run(args),
-        Command::Lint(args) => lint::run(args),
+        Command::Lint(args) => lint::run(args, palette),
         Command::Redact(args) => redact::run(args),
-        Command::Rules(args) => rules::run(args),
+        Command::Rules(args) => rules::run(args, palette),
     }
+}
+
+/// Whether what goes to stdout is coloured (docs/cli.md, "Colour"): `--color always` or
+/// `never` as said; `auto` colours a terminal, unless `NO_COLOR` is set to anything but the
+/// empty string (no-color.org) or `TERM` is `dumb`.
+fn stdout_palette(choice: ColorChoice) -> Palette {
+    Palette::new(match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+        }
+    })
 }
 
 /// An error and its causes on one line, `: `-separated, each cause once: an error whose own

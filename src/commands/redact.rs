@@ -88,15 +88,6 @@ fn execute(args: &RedactArgs) -> anyhow::Result<ExitCode> {
             2,
         );
     };
-    if same_file(input, out) && !args.in_place {
-        return usage(
-            &format!(
-                "redact: -o {} is the input cassette itself. Write the redacted copy elsewhere, or pass --in-place to replace the input",
-                out.display()
-            ),
-            2,
-        );
-    }
     let count = write_redacted(input, &redactor, out)?;
     println!("wrote {} ({count} secret(s) redacted)", out.display());
     Ok(ExitCode::SUCCESS)
@@ -263,24 +254,6 @@ fn has_early_echo(input: &Path, echoes: &Echoes) -> anyhow::Result<bool> {
         position += 1;
     }
     Ok(false)
-}
-
-/// Whether two paths name the same file (the output need not exist yet).
-fn same_file(input: &Path, out: &Path) -> bool {
-    let Ok(input) = fs::canonicalize(input) else {
-        return false;
-    };
-    if let Ok(out) = fs::canonicalize(out) {
-        return out == input;
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    match (fs::canonicalize(parent), out.file_name()) {
-        (Ok(dir), Some(name)) => dir.join(name) == input,
-        _ => false,
-    }
 }
 
 /// `-o`: a streaming pass that remembers secrets as it goes; when a cheap literal pass finds one

@@ -21,6 +21,7 @@ use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
 use crate::report::markdown::drift_section;
+use crate::report::style::{Palette, count};
 use crate::report::terminal::escape_lines;
 
 /// Output formats of `snapshot --check`.
@@ -31,8 +32,8 @@ enum Format {
     Markdown,
 }
 
-pub fn run(args: SnapshotArgs) -> ExitCode {
-    match run_inner(&args) {
+pub(crate) fn run(args: SnapshotArgs, palette: Palette) -> ExitCode {
+    match run_inner(&args, palette) {
         Ok(code) => code,
         Err(err) => {
             eprintln!(
@@ -44,7 +45,7 @@ pub fn run(args: SnapshotArgs) -> ExitCode {
     }
 }
 
-fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
+fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> {
     let Some(fail_on) = FailOn::parse(&args.fail_on) else {
         bail!(
             "--fail-on must be \"breaking\" or \"dangerous\" (got \"{}\")",
@@ -94,7 +95,7 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             let changes = diff_contracts(&stored, &live);
             let failed = should_fail(&changes, fail_on);
             let body = match format {
-                Format::Text => text_report(&changes, fail_on),
+                Format::Text => text_report(&changes, fail_on, palette),
                 Format::Json => json_report(&changes, fail_on),
                 Format::Markdown => drift_section(&changes, fail_on, &file.display().to_string()),
             };
@@ -114,9 +115,9 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             atomic_file::write(file, live.to_text().as_bytes(), Permissions::Default)?;
             let _ = writeln!(
                 stdout,
-                "wrote {} ({} tools)",
+                "wrote {} ({})",
                 file.display(),
-                live.tools.len()
+                count(live.tools.len(), "tool", "tools")
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -13,6 +13,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
+use super::style::count;
 use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 use crate::severity::Level;
 
@@ -38,14 +39,14 @@ pub(crate) fn check_section(report: &CheckReport, text_report: &str) -> String {
     };
     let _ = writeln!(
         out,
-        "**Safety check** ({gate}): {} ({} error(s), {} warning(s))",
+        "**Safety check** ({gate}): {} ({}, {})",
         if report.ok {
             "✅ passed"
         } else {
             "❌ failed"
         },
-        report.count(Level::Error),
-        report.count(Level::Warn)
+        count(report.count(Level::Error), "error", "errors"),
+        count(report.count(Level::Warn), "warning", "warnings")
     );
     out.push('\n');
     if report.findings.is_empty() {

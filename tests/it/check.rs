@@ -186,7 +186,7 @@ fn a_clean_server_passes_with_the_exact_text_report() {
     let run = check("tiny", &[], &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let expected = format!(
-        "\nmcp-cassette check: {}\nserver: tiny-server@1.0.0  protocol: 2025-06-18\nsurface: 3 tools\n\n[OK] no findings\n\nresult: PASS (0 error(s), 0 warning(s), gate: error)\n",
+        "\nmcp-cassette check: {}\nserver: tiny-server@1.0.0  protocol: 2025-06-18\nsurface: 3 tools\n\n[OK] no findings\n\nresult: PASS (0 errors, 0 warnings, gate: error)\n",
         fixture("tiny")
     );
     assert_eq!(run.stdout, expected);
@@ -225,7 +225,7 @@ fn the_evil_fixture_trips_l001_to_l005_on_get_weather_and_c005_on_broken() {
     assert!(run.stdout.contains("surface: 5 tools\n"));
     assert!(
         run.stdout
-            .ends_with("\nresult: FAIL (6 error(s), 0 warning(s), gate: error)\n"),
+            .ends_with("\nresult: FAIL (6 errors, 0 warnings, gate: error)\n"),
         "{}",
         run.stdout
     );
@@ -290,7 +290,7 @@ fn lint_fail_on_never_waives_the_lint_only() {
     assert!(run.stdout.contains("[FAIL] CAS-L001 get_weather"));
     assert!(
         run.stdout
-            .ends_with("result: PASS (5 error(s), 0 warning(s), gate: error, lint: never)\n"),
+            .ends_with("result: PASS (5 errors, 0 warnings, gate: error, lint: never)\n"),
         "{}",
         run.stdout
     );

@@ -149,7 +149,7 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
     let stdout = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("result: PASS (0 error(s), 0 warning(s), gate: error)"),
+        stdout.contains("result: PASS (0 errors, 0 warnings, gate: error)"),
         "{stdout}"
     );
 
