@@ -7,6 +7,7 @@
 //! `check failed: …`, like every failure to inspect.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -43,6 +44,12 @@ pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(why) = super::check_stdio_quotes(args.target.stdio.as_deref())
+        .and_then(|()| super::check_timeout_env())
+    {
+        eprintln!("check failed: {}", escape_lines(&why));
+        return ExitCode::from(2);
+    }
     let target = match Target::from_flags(
         args.target.stdio.as_deref(),
         args.target.url.as_deref(),
@@ -54,6 +61,25 @@ pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The SARIF anchor is found before the server is started: a bad --sarif-location is a
+    // refusal that costs nothing, not a report thrown away after a whole inspection.
+    let anchor = match settings.format {
+        Format::Sarif => match sarif_anchor(&args, &target) {
+            Ok(anchor) => Some(anchor),
+            Err(err) => {
+                eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            if args.sarif_location.is_some() {
+                eprintln!(
+                    "mcp-cassette: --sarif-location anchors SARIF results; without --format sarif it does nothing"
+                );
+            }
+            None
+        }
+    };
     match inspect_target(&target, &settings) {
         Ok(report) => {
             let text = match settings.format {
@@ -63,13 +89,10 @@ pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
                     &report,
                     &report::text::render(&report, Palette::PLAIN),
                 ),
-                Format::Sarif => match sarif_document(&args, &target, &report) {
-                    Ok(text) => text,
-                    Err(err) => {
-                        eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
-                        return ExitCode::from(2);
-                    }
-                },
+                Format::Sarif => {
+                    let (cwd, anchor) = anchor.unwrap_or_default();
+                    report::sarif::render_report(&report, &cwd, anchor.as_ref())
+                }
             };
             let mut stdout = std::io::stdout().lock();
             // A reader that went away (`| head`) is not a reason to change the verdict.
@@ -85,19 +108,19 @@ pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
     }
 }
 
-/// The SARIF document, anchored as docs/sarif.md describes (a bad `--sarif-location` is an error).
-fn sarif_document(
+/// The working directory and the file SARIF results are anchored to, as docs/sarif.md
+/// describes (a bad `--sarif-location` is an error; no anchor at all is a warning).
+fn sarif_anchor(
     args: &CheckArgs,
     target: &Target,
-    report: &CheckReport,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(PathBuf, Option<report::sarif::Anchor>)> {
     let cwd = std::env::current_dir().context("failed to read the working directory")?;
     let anchor =
         report::sarif::resolve_anchor(args.sarif_location.as_deref(), target.argv(), &cwd)?;
     if anchor.is_none() {
         eprint!("{}", report::sarif::NO_ANCHOR_WARNING);
     }
-    Ok(report::sarif::render_report(report, &cwd, anchor.as_ref()))
+    Ok((cwd, anchor))
 }
 
 /// `--fail-on`, `--lint-fail-on` (default: `--fail-on`) and `--format`/`--json`, checked in the

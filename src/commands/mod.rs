@@ -67,3 +67,38 @@ fn error_text(err: &anyhow::Error) -> String {
     }
     text
 }
+
+/// A `--stdio` command whose quote is never closed, refused in words (the reference runs the
+/// quote to the end of the string, which swallows every argument after it).
+fn check_stdio_quotes(stdio: Option<&str>) -> Result<(), String> {
+    let Some(command) = stdio else {
+        return Ok(());
+    };
+    match crate::transport::command_line::unclosed_quote(command) {
+        Some(quote) => Err(format!(
+            "--stdio: the {quote} quote in {command:?} is never closed; close it (quotes group words and are removed, there are no backslash escapes)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The longest `MCP_CASSETTE_TIMEOUT_MS` accepted: a day.
+const TIMEOUT_MS_MAX: u64 = 86_400_000;
+
+/// `MCP_CASSETTE_TIMEOUT_MS`, when set, must be a whole number of milliseconds from 1 to a
+/// day: anything else is refused by the commands that start a client (docs/cli.md,
+/// "Environment"), where the reference would fall back to 15 s without a word.
+fn check_timeout_env() -> Result<(), String> {
+    let Some(value) = std::env::var_os(crate::client::TIMEOUT_ENV) else {
+        return Ok(());
+    };
+    let text = value.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(ms) if (1..=TIMEOUT_MS_MAX).contains(&ms) => Ok(()),
+        _ => Err(format!(
+            "{} must be a whole number of milliseconds from 1 to {TIMEOUT_MS_MAX} (got {:?})",
+            crate::client::TIMEOUT_ENV,
+            text
+        )),
+    }
+}

@@ -43,6 +43,9 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             args.timing
         );
     }
+    if on_miss == OnMiss::Passthrough {
+        super::check_timeout_env().map_err(|why| anyhow!("replay: {why}"))?;
+    }
     if let Some(listen) = args.listen.clone() {
         let reader = Reader::open(&args.cassette)?;
         if reader.header().transport() == Transport::Stdio {

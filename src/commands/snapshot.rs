@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 
-use crate::atomic_file::{self, Permissions};
+use crate::atomic_file::{self, AtomicFile, Permissions};
 use crate::cli::SnapshotArgs;
 use crate::client::{Client, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
@@ -61,8 +61,18 @@ fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> 
         }
     };
     let t = &args.target;
+    super::check_stdio_quotes(t.stdio.as_deref())
+        .and_then(|()| super::check_timeout_env())
+        .map_err(anyhow::Error::msg)?;
     let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
     let file = args.file.as_path();
+    if file.is_dir() {
+        bail!(
+            "-f {} is a directory; name the snapshot file inside it (e.g. {})",
+            file.display(),
+            file.join("mcp-contract.snapshot.json").display()
+        );
+    }
     let stored = if args.check {
         if args.update {
             // Said, not refused: the reference runs the comparison, and so do we.
@@ -88,6 +98,12 @@ fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> 
         }
         None
     };
+    // Where the snapshot goes is proven writable (a temporary file made beside it, and
+    // dropped, which removes it) before the server is started: a missing directory or a
+    // read-only one is refused up front.
+    if stored.is_none() {
+        drop(AtomicFile::create(file, Permissions::Default)?);
+    }
     let live = capture(&target)?;
     let mut stdout = std::io::stdout().lock();
     match stored {

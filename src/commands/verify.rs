@@ -33,6 +33,7 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 
 /// Runs the whole verification; `Ok(passed)` once a report was printed.
 fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
+    super::check_timeout_env().map_err(anyhow::Error::msg)?;
     let options = Options::new(
         &args.ignore,
         &args.allow_changed_paths,

@@ -146,31 +146,48 @@ fn wrap(
             }
         }
     }
-    let mut column = 0;
-    let mut line_start = true;
+    // Lines of styled pieces; a space between two pieces of one style takes that style, so a
+    // styled phrase is painted once, not word by word.
+    let mut lines: Vec<Vec<(String, Option<Tone>)>> = vec![Vec::new()];
+    let mut column = first.chars().count();
     for word in words.iter().filter(|w| !w.is_empty()) {
         let len: usize = word.iter().map(|(t, _)| t.chars().count()).sum();
-        if line_start {
-            out.push_str(first);
-            column = first.chars().count();
-        } else if column + 1 + len > width {
-            out.push('\n');
-            out.push_str(rest);
-            column = rest.chars().count();
-        } else {
-            out.push(' ');
-            column += 1;
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() {
+            if column + 1 + len > width {
+                lines.push(Vec::new());
+                column = rest.chars().count();
+            } else {
+                let before = line.last().and_then(|(_, tone)| *tone);
+                let space_tone = if before == word[0].1 { before } else { None };
+                push_piece(line, " ", space_tone);
+                column += 1;
+            }
         }
+        let line = lines.last_mut().expect("never empty");
         for (text, tone) in word {
+            push_piece(line, text, *tone);
+        }
+        column += len;
+    }
+    for (n, line) in lines.iter().enumerate() {
+        out.push_str(if n == 0 { first } else { rest });
+        for (text, tone) in line {
             match tone {
                 Some(tone) => out.push_str(&palette.paint(*tone, text)),
                 None => out.push_str(text),
             }
         }
-        column += len;
-        line_start = false;
+        out.push('\n');
     }
-    out.push('\n');
+}
+
+/// Appends `text` to the line, into the last piece when it has the same style.
+fn push_piece(line: &mut Vec<(String, Option<Tone>)>, text: &str, tone: Option<Tone>) {
+    match line.last_mut() {
+        Some((last, last_tone)) if *last_tone == tone => last.push_str(text),
+        _ => line.push((text.to_owned(), tone)),
+    }
 }
 
 #[cfg(test)]

@@ -488,10 +488,11 @@ fn a_server_that_exits_is_reported_at_once_with_status_and_stderr() {
     let run = cassette(&["check", "--stdio", &target], &[]);
     assert_eq!(run.code, Some(2));
     assert!(run.elapsed < Duration::from_secs(3), "{:?}", run.elapsed);
-    // The server's stderr is passed through as it arrives, then quoted in the failure.
+    // The server's stderr is passed through as it arrives, and pointed at (not repeated) in
+    // the failure.
     assert!(
         run.stderr.ends_with(
-            "check failed: the server exited with status 3 while waiting for \"initialize\"; its stderr ended with:\n  | loading config\n  | fatal: missing API_KEY\n"
+            "fatal: missing API_KEY\ncheck failed: the server exited with status 3 while waiting for \"initialize\" (its stderr is above)\n"
         ),
         "{}",
         run.stderr
