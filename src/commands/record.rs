@@ -1,5 +1,6 @@
 //! `record`: validate flags, build the header, run the proxy, map the outcome to an exit code.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use crate::cassette::{Header, Transport, format_iso};
@@ -172,6 +173,12 @@ fn record(args: RecordArgs) -> Result<u8, String> {
             (0, outcome.kept_previous, summary)
         }
         None => {
+            if std::io::stdin().is_terminal() {
+                eprintln!(
+                    "mcp-cassette: recording into {}; waiting for an MCP client's JSON-RPC lines on stdin (Ctrl-D ends the session; usually a client runs this command for you)",
+                    out.display()
+                );
+            }
             let outcome = stdio::run(&args.command, recording).map_err(|e| match e {
                 // The reference's sentence, with the program named: "No such file or
                 // directory" alone does not say which file.

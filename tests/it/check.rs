@@ -287,7 +287,9 @@ fn lint_fail_on_never_waives_the_lint_only() {
         &[("TINY_POISONED", "1")],
     );
     assert_eq!(run.code, Some(0), "{}", run.stdout);
-    assert!(run.stdout.contains("[FAIL] CAS-L001 get_weather"));
+    // Waived errors are not labelled as failing.
+    assert!(run.stdout.contains("[ERROR] CAS-L001 get_weather"));
+    assert!(!run.stdout.contains("[FAIL]"), "{}", run.stdout);
     assert!(
         run.stdout
             .ends_with("result: PASS (5 errors, 0 warnings, gate: error, lint: never)\n"),
