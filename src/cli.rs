@@ -314,6 +314,14 @@ pub struct TargetArgs {
     /// Lifecycle era: legacy, modern or auto.
     #[arg(long = "era", value_name = "era", default_value = "auto")]
     pub era: String,
+    /// Client capabilities to declare: roots, sampling, elicitation (comma-separated), all or
+    /// none [default: none, as the reference, so snapshots stay comparable].
+    #[arg(
+        long = "client-capabilities",
+        value_name = "list",
+        value_delimiter = ','
+    )]
+    pub client_capabilities: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use crate::cli::CheckArgs;
-use crate::client::{Client, ClientOptions, Target};
+use crate::client::{Client, ClientCapabilities, ClientOptions, Target};
 use crate::inspect;
 use crate::report::style::Palette;
 use crate::report::terminal::escape_lines;
@@ -32,6 +32,7 @@ enum Format {
 /// The validated gates and format.
 struct Settings {
     format: Format,
+    capabilities: ClientCapabilities,
     fail_on: Gate,
     lint_fail_on: Gate,
 }
@@ -152,8 +153,11 @@ fn settings(args: &CheckArgs) -> Result<Settings, String> {
             ));
         }
     };
+    let capabilities = super::client_capabilities(&args.target.client_capabilities)
+        .map_err(|why| format!("check: {why}"))?;
     Ok(Settings {
         format,
+        capabilities,
         fail_on,
         lint_fail_on,
     })
@@ -167,7 +171,11 @@ fn inspect_target(target: &Target, settings: &Settings) -> anyhow::Result<CheckR
         .build()
         .context("failed to start the async runtime")?;
     let (head, surface) = runtime.block_on(async {
-        let mut client = Client::connect(target, ClientOptions::default()).await?;
+        let options = ClientOptions {
+            capabilities: settings.capabilities,
+            ..ClientOptions::default()
+        };
+        let mut client = Client::connect(target, options).await?;
         let surface = inspect::collect(&mut client).await;
         let head = ReportHead {
             target: target.to_string(),

@@ -102,3 +102,24 @@ fn check_timeout_env() -> Result<(), String> {
         )),
     }
 }
+
+/// `--client-capabilities`: a comma-separated list of `roots`, `sampling`, `elicitation`, or
+/// `all` / `none` (docs/cli.md, "Client capabilities").
+fn client_capabilities(words: &[String]) -> Result<crate::client::ClientCapabilities, String> {
+    let mut capabilities = crate::client::ClientCapabilities::default();
+    for word in words {
+        match word.trim() {
+            "roots" => capabilities.roots = true,
+            "sampling" => capabilities.sampling = true,
+            "elicitation" => capabilities.elicitation = true,
+            "all" => capabilities = crate::client::ClientCapabilities::ALL,
+            "none" | "" => {}
+            other => {
+                return Err(format!(
+                    "--client-capabilities takes roots, sampling, elicitation, all or none, comma-separated (got {other:?})"
+                ));
+            }
+        }
+    }
+    Ok(capabilities)
+}

@@ -17,7 +17,7 @@ use anyhow::{Context as _, bail};
 
 use crate::atomic_file::{self, AtomicFile, Permissions};
 use crate::cli::SnapshotArgs;
-use crate::client::{Client, ClientOptions, Target};
+use crate::client::{Client, ClientCapabilities, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
 use crate::report::markdown::drift_section;
@@ -64,6 +64,8 @@ fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> 
     super::check_stdio_quotes(t.stdio.as_deref())
         .and_then(|()| super::check_timeout_env())
         .map_err(anyhow::Error::msg)?;
+    let capabilities =
+        super::client_capabilities(&t.client_capabilities).map_err(anyhow::Error::msg)?;
     let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
     let file = args.file.as_path();
     if file.is_dir() {
@@ -104,7 +106,7 @@ fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> 
     if stored.is_none() {
         drop(AtomicFile::create(file, Permissions::Default)?);
     }
-    let live = capture(&target)?;
+    let live = capture(&target, capabilities)?;
     let mut stdout = std::io::stdout().lock();
     match stored {
         Some(stored) => {
@@ -141,13 +143,17 @@ fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> 
 }
 
 /// Connects, lists every tool (all pages) and builds the live contract.
-fn capture(target: &Target) -> anyhow::Result<Snapshot> {
+fn capture(target: &Target, capabilities: ClientCapabilities) -> anyhow::Result<Snapshot> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
     let (tools, server, protocol) = runtime.block_on(async {
-        let mut client = Client::connect(target, ClientOptions::default()).await?;
+        let options = ClientOptions {
+            capabilities,
+            ..ClientOptions::default()
+        };
+        let mut client = Client::connect(target, options).await?;
         let listed = client.list_all("tools/list", "tools").await;
         let server = client.server_info().cloned();
         let protocol = client.protocol_version().map(str::to_owned);

@@ -535,3 +535,64 @@ sys.exit(p.returncode)
         );
     }
 }
+
+/// A client that declares roots, sampling and elicitation is shown what a capable client sees:
+/// server-everything publishes three more tools to it (and asks for its roots, which are
+/// answered, so nothing hangs). The default declares nothing, as the reference's client.
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn client_capabilities_show_what_a_capable_client_sees() {
+    crate::interop::require_installed();
+    let server = crate::interop::everything().join(" ");
+    let tools = |extra: &[&str]| -> Vec<String> {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
+            .args(["check", "--format", "json", "--stdio", &server])
+            .args(extra)
+            .env("MCP_CASSETTE_TIMEOUT_MS", "20000")
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        assert!(report["toolCount"].is_u64(), "{report}");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("snap.json");
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
+            .args(["snapshot", "--stdio", &server, "-f"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let snapshot: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let names: Vec<String> = snapshot["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(report["toolCount"].as_u64(), Some(names.len() as u64));
+        names
+    };
+    let plain = tools(&[]);
+    let capable = tools(&["--client-capabilities", "roots,sampling,elicitation"]);
+    assert!(capable.len() > plain.len(), "{plain:?} vs {capable:?}");
+    assert!(plain.iter().all(|name| capable.contains(name)));
+    assert_eq!(tools(&["--client-capabilities", "all"]), capable);
+    assert_eq!(tools(&["--client-capabilities", "none"]), plain);
+    let out = run(&[
+        "check",
+        "--stdio",
+        &server,
+        "--client-capabilities",
+        "telepathy",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--client-capabilities takes"));
+}
