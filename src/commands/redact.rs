@@ -21,6 +21,7 @@ use crate::cli::RedactArgs;
 use crate::line::{Line, LineBuffer, OverLimit};
 use crate::redact::scan::result_line;
 use crate::redact::{CassetteScanner, Echoes, RedactConfig, Redactor, check_config_hash};
+use crate::report::style::count as count_of;
 
 /// How much of a scan report is held before it is written out. The report is written in one
 /// piece up to this size (a failure part-way then prints no partial report); beyond it, memory
@@ -89,7 +90,11 @@ fn execute(args: &RedactArgs) -> anyhow::Result<ExitCode> {
         );
     };
     let count = write_redacted(input, &redactor, out)?;
-    println!("wrote {} ({count} secret(s) redacted)", out.display());
+    println!(
+        "wrote {} ({} redacted)",
+        out.display(),
+        count_of(count, "secret", "secrets")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -115,8 +120,8 @@ fn check_config(config: &RedactConfig) -> anyhow::Result<ExitCode> {
         ));
     }
     report.push_str(&format!(
-        "result: {} pattern(s) proven free of super-linear blowup\n",
-        patterns.len()
+        "result: {} proven free of super-linear blowup\n",
+        count_of(patterns.len(), "pattern", "patterns")
     ));
     write_stdout(report.as_bytes())?;
     Ok(ExitCode::SUCCESS)

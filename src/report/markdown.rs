@@ -153,8 +153,9 @@ fn push_table(out: &mut String, header: &str, rows: impl Iterator<Item = String>
     if left_out > 0 {
         let _ = writeln!(
             out,
-            "\n{left_out} more row(s) not shown: the comment has a size limit. \
-             Run the command locally to see every one."
+            "\n{} not shown: the comment has a size limit. \
+             Run the command locally to see every one.",
+            count(left_out, "more row", "more rows")
         );
     }
 }
@@ -282,6 +283,6 @@ mod tests {
             .collect();
         let section = drift_section(&changes, FailOn::Breaking, "mcp-contract.snapshot.json");
         assert!(section.len() <= MAX_BYTES, "{}", section.len());
-        assert!(section.contains("more row(s) not shown"));
+        assert!(section.contains("more rows not shown"));
     }
 }
