@@ -662,11 +662,12 @@ fn rules_lists_the_catalogue_and_explains_one_rule() {
 
     let doc = cassette(&["rules", "CAS-L004"], &[]);
     assert_eq!(doc.code, Some(0));
-    assert!(doc.stdout.starts_with("**CAS-L004 — "), "{}", doc.stdout);
+    // Laid out for reading: no Markdown markers (docs/cli.md, "`rules`").
+    assert!(doc.stdout.starts_with("CAS-L004 — "), "{}", doc.stdout);
     let doc = cassette(&["rules", "cas-c008"], &[]);
     assert!(
         doc.stdout
-            .starts_with("**CAS-C008 — invalid x-mcp-header declaration**")
+            .starts_with("CAS-C008 — invalid x-mcp-header declaration (structural, warn)\n")
     );
 
     let unknown = cassette(&["rules", "CAS-L999"], &[]);
