@@ -13,8 +13,26 @@ use clap::{Args, FromArgMatches, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "mcp-cassette", version = VERSION, about, long_about = None)]
 pub struct Cli {
+    /// Colour in text output: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(
+        long = "color",
+        value_name = "when",
+        value_enum,
+        global = true,
+        default_value_t = ColorChoice::Auto
+    )]
+    pub color: ColorChoice,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--color`: whether text output is coloured (docs/cli.md, "Colour").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On when the output is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    Always,
+    Never,
 }
 
 impl Cli {
@@ -30,8 +48,7 @@ impl Cli {
             Err(err) if !err.use_stderr() => err.exit(),
             Err(err) => {
                 let _ = err.print();
-                let verb = args.get(1).and_then(|a| a.to_str()).unwrap_or("");
-                std::process::exit(usage_exit_code(verb))
+                std::process::exit(usage_exit_code(verb_of(&args)))
             }
         }
     }
@@ -52,6 +69,7 @@ impl Cli {
         let matches = parser.try_get_matches_from(&args[1..]).ok()?;
         let replay = ReplayArgs::from_arg_matches(&matches).ok()?;
         Some(Self {
+            color: ColorChoice::Auto,
             command: Command::Replay(replay),
         })
     }
@@ -64,6 +82,21 @@ const VERSION: &str = concat!(
     " (cassette format v1-v2, writes v2; contract snapshot v1; MCP 2024-11-05 to 2026-07-28;",
     " compatible with the TypeScript mcp-cassette 0.10)"
 );
+
+/// The subcommand named on a command line: its first word that is one (a global flag such as
+/// `--color never` may come first); `""` when there is none.
+fn verb_of(args: &[OsString]) -> &str {
+    args.iter()
+        .skip(1)
+        .filter_map(|arg| arg.to_str())
+        .find(|arg| VERBS.contains(arg))
+        .unwrap_or("")
+}
+
+/// Every subcommand's name.
+pub const VERBS: [&str; 8] = [
+    "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules",
+];
 
 /// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
 /// code each command already gives its other refusals, as the reference does, so a script
@@ -78,23 +111,144 @@ pub fn usage_exit_code(verb: &str) -> i32 {
     }
 }
 
+// What each subcommand's `--help` ends with: examples, then its exit codes. The codes are the
+// table in docs/cli.md ("Exit codes"), which a test holds every `--help` to.
+
+const RECORD_HELP: &str = "\
+Examples:
+  mcp-cassette record -o session.jsonl -- node server.js
+  mcp-cassette record -o session.jsonl python3 server.py --port 0
+  mcp-cassette record -o session.jsonl --mode append -- ./server
+  mcp-cassette record -o web.jsonl --http http://127.0.0.1:3000/mcp --listen 127.0.0.1:0
+
+Started by hand, the recorder waits for an MCP client on stdin; point a client at it instead
+(its command becomes `mcp-cassette record -o <file> -- <server command>`).
+
+Exit codes:
+  0  the session ended and the server exited 0, or `--http` was stopped by Ctrl-C/SIGTERM
+  1  refused (a flag, a file at -o that is not ours), the cassette could not be written, or
+     the server could not be started
+  N  otherwise the server's own exit code (128 + the signal for a server killed by a signal
+     the recorder did not send)
+";
+
+const REPLAY_HELP: &str = "\
+Examples:
+  mcp-cassette replay session.jsonl
+  mcp-cassette replay session.jsonl --on-miss warn
+  mcp-cassette replay session.jsonl --on-miss passthrough -- node server.js
+  mcp-cassette replay web.jsonl --listen 127.0.0.1:0
+
+On stdio the replayer waits for an MCP client on stdin and ends when stdin closes; with
+--listen it serves until Ctrl-C/SIGTERM. Either way it prints its summary before it exits.
+
+Exit codes:
+  0  the session ended with no miss (or under --on-miss warn, or no forward failed)
+  1  a miss under --on-miss error, a failed forward under passthrough, or a startup error
+     (a flag, an unreadable cassette, a redaction config that does not match)
+";
+
+const CHECK_HELP: &str = "\
+Examples:
+  mcp-cassette check --stdio \"node server.js\"
+  mcp-cassette check --url http://127.0.0.1:3000/mcp --fail-on warn
+  mcp-cassette check --stdio \"python3 server.py\" --format sarif > check.sarif
+  mcp-cassette check --stdio \"./server\" --lint-fail-on never --client-capabilities all
+
+Exit codes:
+  0  no finding at or above its gate
+  1  a finding at or above its gate
+  2  the server could not be inspected, or the command line is wrong
+";
+
+const SNAPSHOT_HELP: &str = "\
+Examples:
+  mcp-cassette snapshot --stdio \"node server.js\"
+  mcp-cassette snapshot --stdio \"node server.js\" --check
+  mcp-cassette snapshot --stdio \"node server.js\" --check --fail-on dangerous --format markdown
+  mcp-cassette snapshot --url http://127.0.0.1:3000/mcp -f contract.json --update
+
+Exit codes:
+  0  the snapshot was written, or no change at or above the gate
+  1  a change at or above the gate (--check)
+  2  nothing was compared: a bad flag, no snapshot, an unreadable one, or a server that could
+     not be inspected
+";
+
+const VERIFY_HELP: &str = "\
+Examples:
+  mcp-cassette verify session.jsonl -- node server.js
+  mcp-cassette verify session.jsonl --ignore /result/content/0/text -- node server.js
+  mcp-cassette verify web.jsonl --url http://127.0.0.1:3000/mcp --json
+
+Exit codes:
+  0  every answer matched, or its change was allowed
+  1  an answer changed, changed its error shape, or never came
+  2  nothing was verified: a bad flag, a file that is not a cassette, a server that could not
+     be reached
+";
+
+const LINT_HELP: &str = "\
+Examples:
+  mcp-cassette lint session.jsonl
+  mcp-cassette lint session.jsonl --fail-on warn
+  mcp-cassette lint session.jsonl --json
+
+Exit codes:
+  0  the header agrees with the frames (and, under --fail-on warn, nothing was found)
+  1  a header contradiction, any finding under --fail-on warn, a bad flag, or a file that
+     could not be read as a cassette
+";
+
+const REDACT_HELP: &str = "\
+Examples:
+  mcp-cassette redact session.jsonl -o clean.jsonl
+  mcp-cassette redact session.jsonl -o session.jsonl
+  mcp-cassette redact session.jsonl --scan
+  mcp-cassette redact --redact-config redaction.json --check-config
+
+Exit codes:
+  0  written, nothing found (--scan), or every pattern proven (--check-config)
+  1  --scan found a secret, or no cassette was given
+  2  nothing was done: a bad flag or combination, an unreadable cassette or config
+";
+
+const RULES_HELP: &str = "\
+Examples:
+  mcp-cassette rules
+  mcp-cassette rules CAS-L001
+  mcp-cassette rules --json
+
+Exit codes:
+  0  the catalogue or the rule was printed
+  2  no rule has that id, or the command line is wrong
+";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record a live MCP session through a proxy into a JSONL cassette.
+    #[command(after_help = RECORD_HELP)]
     Record(RecordArgs),
     /// Serve a cassette back as an MCP server (stdio, or Streamable HTTP with --listen).
+    #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
     /// Connect to a live server, check what it publishes and lint every model-facing text.
+    #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Write or check the tool contract snapshot (mcp-contract.snapshot.json).
+    #[command(after_help = SNAPSHOT_HELP)]
     Snapshot(SnapshotArgs),
     /// Re-fire a cassette's recorded requests at a live server and diff the answers.
+    #[command(after_help = VERIFY_HELP)]
     Verify(VerifyArgs),
     /// Lint a cassette: header contradictions and prompt injection in recorded answers.
+    #[command(after_help = LINT_HELP)]
     Lint(LintArgs),
     /// Redact secrets from a cassette, audit one, or check a redaction config.
+    #[command(after_help = REDACT_HELP)]
     Redact(RedactArgs),
     /// List the lint rules, or print one rule's documentation.
+    #[command(after_help = RULES_HELP)]
     Rules(RulesArgs),
 }
 
@@ -164,6 +318,14 @@ pub struct TargetArgs {
     /// Lifecycle era: legacy, modern or auto.
     #[arg(long = "era", value_name = "era", default_value = "auto")]
     pub era: String,
+    /// Client capabilities to declare: roots, sampling, elicitation (comma-separated), all or
+    /// none [default: none, as the reference, so snapshots stay comparable].
+    #[arg(
+        long = "client-capabilities",
+        value_name = "list",
+        value_delimiter = ','
+    )]
+    pub client_capabilities: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -272,7 +434,8 @@ pub struct RedactArgs {
     /// Prove every pattern of --redact-config runs in linear time, and write nothing.
     #[arg(long = "check-config")]
     pub check_config: bool,
-    /// Allow -o to name the input cassette itself (it is replaced atomically).
+    /// Kept for scripts that pass it: -o naming the input cassette replaces it atomically
+    /// without it.
     #[arg(long = "in-place")]
     pub in_place: bool,
 }

@@ -7,7 +7,7 @@
 //! commands, cli        one file per verb; the only code that prints and picks exit codes
 //! record, replay,      the recorder core and its stdio and HTTP proxies; the replay engine and
 //!   verify             its stdio and HTTP front-ends; re-firing a cassette at the live server
-//! report               text, JSON, SARIF and terminal-safe renderings of findings
+//! report               text (coloured on a terminal), JSON, SARIF, Markdown and terminal-safe renderings
 //! inspect, contract    what a live server publishes (CAS-C checks); snapshots and drift
 //! client, lint, redact the one MCP client; the CAS-L rules and cassette lint; redaction
 //! transport, cassette  child processes, line framing and Streamable HTTP plumbing (SSE,

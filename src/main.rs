@@ -2,5 +2,5 @@
 
 fn main() -> std::process::ExitCode {
     let cli = mcp_cassette::cli::Cli::from_env();
-    mcp_cassette::commands::run(cli.command)
+    mcp_cassette::commands::run(cli)
 }

@@ -53,7 +53,7 @@ impl Client {
         self.set_era(Era::Legacy);
         let params = json!({
             "protocolVersion": version::LEGACY,
-            "capabilities": {},
+            "capabilities": self.client_capabilities.to_value(),
             "clientInfo": client_info(),
         });
         let result = match self.request("initialize", params).await {
@@ -185,7 +185,10 @@ impl Client {
                 json!(self.protocol_version.as_deref().unwrap_or(version::MODERN)),
             ),
             (meta::CLIENT_INFO, client_info()),
-            (meta::CLIENT_CAPABILITIES, json!({})),
+            (
+                meta::CLIENT_CAPABILITIES,
+                self.client_capabilities.to_value(),
+            ),
         ];
         for (key, value) in ours {
             match precedence {

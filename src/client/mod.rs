@@ -20,8 +20,9 @@
 //!
 //! Lines that are not JSON-RPC are skipped with a note on stderr (the first few only). Answers
 //! with an id we never sent are ignored and counted; a request that then times out says so.
-//! Server requests are answered (`ping` with `{}`, anything else with `-32601`) so a legacy
-//! server waiting on us is not left hanging. A server that goes away is reported at once, in
+//! Server requests are answered (`ping` with `{}`, a declared capability's requests as
+//! [`ClientCapabilities`] says, anything else with `-32601`) so a legacy server waiting on us is
+//! not left hanging. A server that goes away is reported at once, in
 //! its transport's words (a stdio server: its exit status and the tail of its stderr). Results stay raw until a caller asks for a value, so an
 //! answer nested too deep to parse is an error naming the method, never a crash.
 //!
@@ -36,6 +37,7 @@
 //! whose status is not 2xx is [`TransportError::Status`]; when its body carries a modern
 //! lifecycle error (`-32022` and the like), discovery reads it as it reads an error answer.
 
+mod capabilities;
 mod error;
 mod http;
 mod lifecycle;
@@ -51,6 +53,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+pub use capabilities::ClientCapabilities;
 pub use error::ClientError;
 pub use http::HttpTransport;
 pub use message::{Outcome, RawMembers, Response, RpcError};
@@ -59,7 +62,6 @@ pub use transport::{BoxFuture, Gone, Received, Transport, TransportError, Transp
 
 use crate::jsonrpc::Id;
 use crate::protocol::Era;
-use crate::protocol::error_code::METHOD_NOT_FOUND;
 use crate::transport::stdio::{StdioOptions, StdioTransport};
 use lifecycle::MetaPrecedence;
 use message::Incoming;
@@ -79,6 +81,8 @@ const NOISE_NOTES: usize = 3;
 pub struct ClientOptions {
     /// Per request: from sending it to its answer.
     pub timeout: Duration,
+    /// What the client declares it can do (nothing by default).
+    pub capabilities: ClientCapabilities,
 }
 
 impl Default for ClientOptions {
@@ -86,6 +90,7 @@ impl Default for ClientOptions {
     fn default() -> Self {
         Self {
             timeout: timeout_from_env().unwrap_or(DEFAULT_TIMEOUT),
+            capabilities: ClientCapabilities::default(),
         }
     }
 }
@@ -101,6 +106,7 @@ pub fn timeout_from_env() -> Option<Duration> {
 pub struct Client {
     transport: Box<dyn Transport>,
     timeout: Duration,
+    client_capabilities: ClientCapabilities,
     next_id: u64,
     era: Era,
     protocol_version: Option<String>,
@@ -148,6 +154,7 @@ impl Client {
         let mut client = Client {
             transport,
             timeout: options.timeout,
+            client_capabilities: options.capabilities,
             next_id: 1,
             era: Era::Legacy,
             protocol_version: None,
@@ -464,14 +471,8 @@ impl Client {
         method: &str,
         deadline: tokio::time::Instant,
     ) -> bool {
-        let answer = if method == "ping" {
-            json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
-        } else {
-            json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {
-                "code": METHOD_NOT_FOUND,
-                "message": format!("mcp-cassette does not serve {method}"),
-            }})
-        };
+        let (member, value) = self.client_capabilities.answer(method);
+        let answer = json!({"jsonrpc": "2.0", "id": id.to_value(), member: value});
         // A failed write shows up on the next read; nothing to do here.
         tokio::time::timeout_at(deadline, self.transport.send(&answer.to_string()))
             .await
@@ -568,6 +569,7 @@ mod tests {
         let (transport, sent) = scripted::transport(script);
         let options = ClientOptions {
             timeout: Duration::from_millis(200),
+            capabilities: ClientCapabilities::default(),
         };
         let client = runtime.block_on(Client::over(transport, era, options));
         (client, sent, runtime)

@@ -7,13 +7,15 @@
 //! `check failed: …`, like every failure to inspect.
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
 use crate::cli::CheckArgs;
-use crate::client::{Client, ClientOptions, Target};
+use crate::client::{Client, ClientCapabilities, ClientOptions, Target};
 use crate::inspect;
+use crate::report::style::Palette;
 use crate::report::terminal::escape_lines;
 use crate::report::{self, CheckReport, Gate, ReportHead};
 
@@ -30,11 +32,12 @@ enum Format {
 /// The validated gates and format.
 struct Settings {
     format: Format,
+    capabilities: ClientCapabilities,
     fail_on: Gate,
     lint_fail_on: Gate,
 }
 
-pub fn run(args: CheckArgs) -> ExitCode {
+pub(crate) fn run(args: CheckArgs, palette: Palette) -> ExitCode {
     let settings = match settings(&args) {
         Ok(settings) => settings,
         Err(message) => {
@@ -42,6 +45,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(why) = super::check_stdio_quotes(args.target.stdio.as_deref())
+        .and_then(|()| super::check_timeout_env())
+    {
+        eprintln!("check failed: {}", escape_lines(&why));
+        return ExitCode::from(2);
+    }
     let target = match Target::from_flags(
         args.target.stdio.as_deref(),
         args.target.url.as_deref(),
@@ -53,21 +62,38 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The SARIF anchor is found before the server is started: a bad --sarif-location is a
+    // refusal that costs nothing, not a report thrown away after a whole inspection.
+    let anchor = match settings.format {
+        Format::Sarif => match sarif_anchor(&args, &target) {
+            Ok(anchor) => Some(anchor),
+            Err(err) => {
+                eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
+                return ExitCode::from(2);
+            }
+        },
+        _ => {
+            if args.sarif_location.is_some() {
+                eprintln!(
+                    "mcp-cassette: --sarif-location anchors SARIF results; without --format sarif it does nothing"
+                );
+            }
+            None
+        }
+    };
     match inspect_target(&target, &settings) {
         Ok(report) => {
             let text = match settings.format {
-                Format::Text => report::text::render(&report),
+                Format::Text => report::text::render(&report, palette),
                 Format::Json => report::json::render(&report),
-                Format::Markdown => {
-                    report::markdown::check_section(&report, &report::text::render(&report))
+                Format::Markdown => report::markdown::check_section(
+                    &report,
+                    &report::text::render(&report, Palette::PLAIN),
+                ),
+                Format::Sarif => {
+                    let (cwd, anchor) = anchor.unwrap_or_default();
+                    report::sarif::render_report(&report, &cwd, anchor.as_ref())
                 }
-                Format::Sarif => match sarif_document(&args, &target, &report) {
-                    Ok(text) => text,
-                    Err(err) => {
-                        eprintln!("check failed: {}", escape_lines(&super::error_text(&err)));
-                        return ExitCode::from(2);
-                    }
-                },
             };
             let mut stdout = std::io::stdout().lock();
             // A reader that went away (`| head`) is not a reason to change the verdict.
@@ -83,19 +109,19 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-/// The SARIF document, anchored as docs/sarif.md describes (a bad `--sarif-location` is an error).
-fn sarif_document(
+/// The working directory and the file SARIF results are anchored to, as docs/sarif.md
+/// describes (a bad `--sarif-location` is an error; no anchor at all is a warning).
+fn sarif_anchor(
     args: &CheckArgs,
     target: &Target,
-    report: &CheckReport,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(PathBuf, Option<report::sarif::Anchor>)> {
     let cwd = std::env::current_dir().context("failed to read the working directory")?;
     let anchor =
         report::sarif::resolve_anchor(args.sarif_location.as_deref(), target.argv(), &cwd)?;
     if anchor.is_none() {
         eprint!("{}", report::sarif::NO_ANCHOR_WARNING);
     }
-    Ok(report::sarif::render_report(report, &cwd, anchor.as_ref()))
+    Ok((cwd, anchor))
 }
 
 /// `--fail-on`, `--lint-fail-on` (default: `--fail-on`) and `--format`/`--json`, checked in the
@@ -127,8 +153,11 @@ fn settings(args: &CheckArgs) -> Result<Settings, String> {
             ));
         }
     };
+    let capabilities = super::client_capabilities(&args.target.client_capabilities)
+        .map_err(|why| format!("check: {why}"))?;
     Ok(Settings {
         format,
+        capabilities,
         fail_on,
         lint_fail_on,
     })
@@ -142,7 +171,11 @@ fn inspect_target(target: &Target, settings: &Settings) -> anyhow::Result<CheckR
         .build()
         .context("failed to start the async runtime")?;
     let (head, surface) = runtime.block_on(async {
-        let mut client = Client::connect(target, ClientOptions::default()).await?;
+        let options = ClientOptions {
+            capabilities: settings.capabilities,
+            ..ClientOptions::default()
+        };
+        let mut client = Client::connect(target, options).await?;
         let surface = inspect::collect(&mut client).await;
         let head = ReportHead {
             target: target.to_string(),

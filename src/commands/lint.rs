@@ -13,10 +13,11 @@ use crate::cassette::Reader;
 use crate::cli::LintArgs;
 use crate::lint::cassette::lint_cassette;
 use crate::report::cassette::{json_report, text_report};
+use crate::report::style::Palette;
 use crate::report::terminal::escape_lines;
 use crate::severity::Level;
 
-pub fn run(args: LintArgs) -> ExitCode {
+pub(crate) fn run(args: LintArgs, palette: Palette) -> ExitCode {
     let fail_on = match args.fail_on.as_str() {
         "error" => Level::Error,
         "warn" => Level::Warn,
@@ -44,7 +45,7 @@ pub fn run(args: LintArgs) -> ExitCode {
     let body = if args.json {
         json_report(&label, &lint, lint.passes(fail_on))
     } else {
-        text_report(&label, &lint, fail_on == Level::Warn)
+        text_report(&label, &lint, fail_on == Level::Warn, palette)
     };
     // One write, so a long report survives a pipe that closes late; a reader that went away
     // (`| head`) does not change the verdict.

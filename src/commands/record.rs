@@ -1,11 +1,12 @@
 //! `record`: validate flags, build the header, run the proxy, map the outcome to an exit code.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use crate::cassette::{Header, Transport, format_iso};
 use crate::cli::RecordArgs;
 use crate::record::output::{self, Found, Placement};
-use crate::record::recorder::{Recording, Target};
+use crate::record::recorder::{RecordError, Recording, Target};
 use crate::record::{http, stdio};
 use crate::transport::http::outbound;
 
@@ -172,7 +173,21 @@ fn record(args: RecordArgs) -> Result<u8, String> {
             (0, outcome.kept_previous, summary)
         }
         None => {
-            let outcome = stdio::run(&args.command, recording).map_err(|e| e.to_string())?;
+            if std::io::stdin().is_terminal() {
+                eprintln!(
+                    "mcp-cassette: recording into {}; waiting for an MCP client's JSON-RPC lines on stdin (Ctrl-D ends the session; usually a client runs this command for you)",
+                    out.display()
+                );
+            }
+            let outcome = stdio::run(&args.command, recording).map_err(|e| match e {
+                // The reference's sentence, with the program named: "No such file or
+                // directory" alone does not say which file.
+                RecordError::Spawn(why) => format!(
+                    "record: failed to start server command: {:?}: {why}",
+                    args.command[0]
+                ),
+                other => other.to_string(),
+            })?;
             let summary = Summary {
                 entries: outcome.entries,
                 secrets: outcome.secrets,

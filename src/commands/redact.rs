@@ -21,6 +21,7 @@ use crate::cli::RedactArgs;
 use crate::line::{Line, LineBuffer, OverLimit};
 use crate::redact::scan::result_line;
 use crate::redact::{CassetteScanner, Echoes, RedactConfig, Redactor, check_config_hash};
+use crate::report::style::count as count_of;
 
 /// How much of a scan report is held before it is written out. The report is written in one
 /// piece up to this size (a failure part-way then prints no partial report); beyond it, memory
@@ -88,17 +89,12 @@ fn execute(args: &RedactArgs) -> anyhow::Result<ExitCode> {
             2,
         );
     };
-    if same_file(input, out) && !args.in_place {
-        return usage(
-            &format!(
-                "redact: -o {} is the input cassette itself. Write the redacted copy elsewhere, or pass --in-place to replace the input",
-                out.display()
-            ),
-            2,
-        );
-    }
     let count = write_redacted(input, &redactor, out)?;
-    println!("wrote {} ({count} secret(s) redacted)", out.display());
+    println!(
+        "wrote {} ({} redacted)",
+        out.display(),
+        count_of(count, "secret", "secrets")
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -124,8 +120,8 @@ fn check_config(config: &RedactConfig) -> anyhow::Result<ExitCode> {
         ));
     }
     report.push_str(&format!(
-        "result: {} pattern(s) proven free of super-linear blowup\n",
-        patterns.len()
+        "result: {} proven free of super-linear blowup\n",
+        count_of(patterns.len(), "pattern", "patterns")
     ));
     write_stdout(report.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -263,24 +259,6 @@ fn has_early_echo(input: &Path, echoes: &Echoes) -> anyhow::Result<bool> {
         position += 1;
     }
     Ok(false)
-}
-
-/// Whether two paths name the same file (the output need not exist yet).
-fn same_file(input: &Path, out: &Path) -> bool {
-    let Ok(input) = fs::canonicalize(input) else {
-        return false;
-    };
-    if let Ok(out) = fs::canonicalize(out) {
-        return out == input;
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    match (fs::canonicalize(parent), out.file_name()) {
-        (Ok(dir), Some(name)) => dir.join(name) == input,
-        _ => false,
-    }
 }
 
 /// `-o`: a streaming pass that remembers secrets as it goes; when a cheap literal pass finds one

@@ -2,9 +2,10 @@
 //! `--listen`), report, map the outcome to an exit code (1 for a startup error; then per
 //! `--on-miss`).
 
+use std::io::{IsTerminal as _, Read};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use anyhow::{anyhow, bail};
 
@@ -43,6 +44,9 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             "replay: unknown --timing \"{}\" (expected none or recorded)",
             args.timing
         );
+    }
+    if on_miss == OnMiss::Passthrough {
+        super::check_timeout_env().map_err(|why| anyhow!("replay: {why}"))?;
     }
     if let Some(listen) = args.listen.clone() {
         let reader = Reader::open(&args.cassette)?;
@@ -89,11 +93,16 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     let mut session = Session::new(Arc::new(index), redactor, on_miss);
 
     let mut diag = std::io::stderr();
-    let stdin = std::io::stdin();
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "mcp-cassette replay: serving {} on stdio; waiting for an MCP client's JSON-RPC lines on stdin (Ctrl-D ends the session)",
+            args.cassette.display()
+        );
+    }
     let stdout = std::io::stdout();
     stdio::serve(
         &mut session,
-        stdin.lock(),
+        StoppableStdin::start(),
         stdout.lock(),
         &mut diag,
         passthrough.as_mut(),
@@ -101,6 +110,99 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     .map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
     stdio::report(&session, passthrough.as_ref(), &mut diag);
     Ok(stdio::exit_code(&session, passthrough.as_ref()))
+}
+
+/// Standard input as the stdio session reads it, ended early by SIGINT or SIGTERM: a replay
+/// stopped by a signal still reports its summary and exits with its miss code
+/// (docs/replay.md, "Exit codes"), exactly as when the client closes stdin.
+///
+/// A thread reads stdin and hands the bytes over a channel; another waits for the signals and,
+/// when one comes, sends the end of input. The session then ends the way it always does. A
+/// signal that arrives before the handlers are installed (the first moments of the process)
+/// still ends the process the default way.
+struct StoppableStdin {
+    chunks: mpsc::Receiver<Vec<u8>>,
+    /// What is left of the chunk being read.
+    pending: Vec<u8>,
+    at: usize,
+    ended: bool,
+}
+
+impl StoppableStdin {
+    fn start() -> Self {
+        let (send, chunks) = mpsc::sync_channel::<Vec<u8>>(4);
+        let reader = send.clone();
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            loop {
+                let mut buf = vec![0_u8; 64 * 1024];
+                match stdin.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        if reader.send(buf).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = reader.send(Vec::new());
+        });
+        std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build()
+            else {
+                return;
+            };
+            runtime.block_on(async {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut int), Ok(mut term)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) else {
+                    return;
+                };
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            });
+            let _ = send.send(Vec::new());
+        });
+        Self {
+            chunks,
+            pending: Vec::new(),
+            at: 0,
+            ended: false,
+        }
+    }
+}
+
+impl Read for StoppableStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.pending.len() {
+            if self.ended {
+                return Ok(0);
+            }
+            match self.chunks.recv() {
+                Ok(chunk) if !chunk.is_empty() => {
+                    self.pending = chunk;
+                    self.at = 0;
+                }
+                _ => {
+                    self.ended = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
 }
 
 /// The redaction rules and the index, with the index's warnings on stderr.

@@ -2,8 +2,9 @@
 //!
 //! `mcp-cassette rules` lists every rule `check` can report (the structural CAS-C rules and
 //! the CAS-L safety lint), one per line: id, level, evidence class, title. `rules <id>` prints
-//! that rule's documentation as markdown; an unknown id exits 2 with the known ones. `--json`
-//! gives the same as data.
+//! that rule's documentation laid out for a terminal (its Markdown markers rendered, wrapped);
+//! an unknown id exits 2 with the known ones. `--json` gives the same as data, the
+//! documentation as its Markdown source.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -13,6 +14,18 @@ use serde_json::{Value, json};
 use crate::cli::RulesArgs;
 use crate::inspect::rules::{self as structural, StructuralRule};
 use crate::lint::{self, RuleDoc};
+use crate::report::rule_doc;
+use crate::report::style::Palette;
+
+/// Columns a rule's documentation is wrapped to: `COLUMNS` when the shell exports it (within
+/// reason), else 80.
+fn width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| (40..=400).contains(c))
+        .map_or(80, |c| c.min(100))
+}
 
 /// The evidence column for structural rules, which are facts about shape, not text.
 const STRUCTURAL: &str = "structural";
@@ -94,7 +107,7 @@ fn all_rules() -> Vec<Rule> {
         .collect()
 }
 
-pub fn run(args: RulesArgs) -> ExitCode {
+pub(crate) fn run(args: RulesArgs, palette: Palette) -> ExitCode {
     let rules = all_rules();
     let output = match &args.id {
         None if args.json => {
@@ -115,7 +128,7 @@ pub fn run(args: RulesArgs) -> ExitCode {
             if args.json {
                 pretty(&rule.to_json(true))
             } else {
-                format!("{}\n", rule.doc().trim_end())
+                rule_doc::render(rule.doc(), palette, width())
             }
         }
     };

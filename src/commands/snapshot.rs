@@ -15,12 +15,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 
-use crate::atomic_file::{self, Permissions};
+use crate::atomic_file::{self, AtomicFile, Permissions};
 use crate::cli::SnapshotArgs;
-use crate::client::{Client, ClientOptions, Target};
+use crate::client::{Client, ClientCapabilities, ClientOptions, Target};
 use crate::contract::{FailOn, Snapshot, diff_contracts, should_fail};
 use crate::report::drift::{json_report, text_report};
 use crate::report::markdown::drift_section;
+use crate::report::style::{Palette, count};
 use crate::report::terminal::escape_lines;
 
 /// Output formats of `snapshot --check`.
@@ -31,8 +32,8 @@ enum Format {
     Markdown,
 }
 
-pub fn run(args: SnapshotArgs) -> ExitCode {
-    match run_inner(&args) {
+pub(crate) fn run(args: SnapshotArgs, palette: Palette) -> ExitCode {
+    match run_inner(&args, palette) {
         Ok(code) => code,
         Err(err) => {
             eprintln!(
@@ -44,7 +45,7 @@ pub fn run(args: SnapshotArgs) -> ExitCode {
     }
 }
 
-fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
+fn run_inner(args: &SnapshotArgs, palette: Palette) -> anyhow::Result<ExitCode> {
     let Some(fail_on) = FailOn::parse(&args.fail_on) else {
         bail!(
             "--fail-on must be \"breaking\" or \"dangerous\" (got \"{}\")",
@@ -60,8 +61,20 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let t = &args.target;
+    super::check_stdio_quotes(t.stdio.as_deref())
+        .and_then(|()| super::check_timeout_env())
+        .map_err(anyhow::Error::msg)?;
+    let capabilities =
+        super::client_capabilities(&t.client_capabilities).map_err(anyhow::Error::msg)?;
     let target = Target::from_flags(t.stdio.as_deref(), t.url.as_deref(), &t.era)?;
     let file = args.file.as_path();
+    if file.is_dir() {
+        bail!(
+            "-f {} is a directory; name the snapshot file inside it (e.g. {})",
+            file.display(),
+            file.join("mcp-contract.snapshot.json").display()
+        );
+    }
     let stored = if args.check {
         if args.update {
             // Said, not refused: the reference runs the comparison, and so do we.
@@ -87,14 +100,20 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         }
         None
     };
-    let live = capture(&target)?;
+    // Where the snapshot goes is proven writable (a temporary file made beside it, and
+    // dropped, which removes it) before the server is started: a missing directory or a
+    // read-only one is refused up front.
+    if stored.is_none() {
+        drop(AtomicFile::create(file, Permissions::Default)?);
+    }
+    let live = capture(&target, capabilities)?;
     let mut stdout = std::io::stdout().lock();
     match stored {
         Some(stored) => {
             let changes = diff_contracts(&stored, &live);
             let failed = should_fail(&changes, fail_on);
             let body = match format {
-                Format::Text => text_report(&changes, fail_on),
+                Format::Text => text_report(&changes, fail_on, palette),
                 Format::Json => json_report(&changes, fail_on),
                 Format::Markdown => drift_section(&changes, fail_on, &file.display().to_string()),
             };
@@ -114,9 +133,9 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
             atomic_file::write(file, live.to_text().as_bytes(), Permissions::Default)?;
             let _ = writeln!(
                 stdout,
-                "wrote {} ({} tools)",
+                "wrote {} ({})",
                 file.display(),
-                live.tools.len()
+                count(live.tools.len(), "tool", "tools")
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -124,13 +143,17 @@ fn run_inner(args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Connects, lists every tool (all pages) and builds the live contract.
-fn capture(target: &Target) -> anyhow::Result<Snapshot> {
+fn capture(target: &Target, capabilities: ClientCapabilities) -> anyhow::Result<Snapshot> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("failed to start the async runtime")?;
     let (tools, server, protocol) = runtime.block_on(async {
-        let mut client = Client::connect(target, ClientOptions::default()).await?;
+        let options = ClientOptions {
+            capabilities,
+            ..ClientOptions::default()
+        };
+        let mut client = Client::connect(target, options).await?;
         let listed = client.list_all("tools/list", "tools").await;
         let server = client.server_info().cloned();
         let protocol = client.protocol_version().map(str::to_owned);

@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use crate::cli::VerifyArgs;
 use crate::client::{Client, ClientOptions, Endpoint, EraChoice, Target};
 use crate::protocol::Era;
+use crate::report::style::count;
 use crate::report::terminal::{escape, escape_lines};
 use crate::verify::{Live, Options, Outcome, Plan, Summary, Verifier, headers, render};
 
@@ -33,6 +34,7 @@ pub fn run(args: VerifyArgs) -> ExitCode {
 
 /// Runs the whole verification; `Ok(passed)` once a report was printed.
 fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
+    super::check_timeout_env().map_err(anyhow::Error::msg)?;
     let options = Options::new(
         &args.ignore,
         &args.allow_changed_paths,
@@ -56,8 +58,9 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
     }
     if plan.unanswered > 0 {
         eprintln!(
-            "mcp-cassette: {} recorded request(s) have no recorded answer and are not re-fired",
-            plan.unanswered
+            "mcp-cassette: {} without a recorded answer {} not re-fired",
+            count(plan.unanswered, "recorded request", "recorded requests"),
+            if plan.unanswered == 1 { "is" } else { "are" }
         );
     }
     if let Some((_, n)) = plan
@@ -66,7 +69,12 @@ fn verify(args: &VerifyArgs) -> anyhow::Result<bool> {
         .find(|(m, _)| m == "subscriptions/listen")
     {
         eprintln!(
-            "mcp-cassette: {n} subscriptions/listen request(s) are not re-fired (a subscription has no single answer to compare)"
+            "mcp-cassette: {} not re-fired (a subscription has no single answer to compare)",
+            count(
+                *n,
+                "subscriptions/listen request is",
+                "subscriptions/listen requests are"
+            )
         );
     }
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -293,6 +293,7 @@ mod tests {
             .unwrap();
         let options = ClientOptions {
             timeout: Duration::from_millis(200),
+            ..ClientOptions::default()
         };
         let client = runtime
             .block_on(Client::over(transport, EraChoice::Auto, options))

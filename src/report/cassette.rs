@@ -1,24 +1,32 @@
 //! The `lint <cassette>` report: header errors and warnings, output findings with their
 //! evidence, and the verdict lines (docs/lint.md, "Output").
 
+use super::style::{Palette, Tone, count};
 use super::terminal::escape;
 use crate::lint::cassette::CassetteLint;
 use crate::severity::Level;
 
 /// The text report (docs/lint.md, "Output").
-pub(crate) fn text_report(label: &str, lint: &CassetteLint, warnings_gate: bool) -> String {
+pub(crate) fn text_report(
+    label: &str,
+    lint: &CassetteLint,
+    warnings_gate: bool,
+    palette: Palette,
+) -> String {
+    let warn = palette.paint(Tone::Warn, "[WARN]");
     let label = escape(label);
     let mut out = String::new();
     for f in &lint.header {
         if f.severity == Level::Error {
-            out.push_str(&format!("{}: {}\n", f.rule, escape(&f.message)));
+            let rule = palette.paint(Tone::Fail, f.rule);
+            out.push_str(&format!("{rule}: {}\n", escape(&f.message)));
         } else {
-            out.push_str(&format!("[WARN] {}: {}\n", f.rule, escape(&f.message)));
+            out.push_str(&format!("{warn} {}: {}\n", f.rule, escape(&f.message)));
         }
     }
     for f in &lint.output {
         out.push_str(&format!(
-            "[WARN] {} {} #{} {}: {}\n",
+            "{warn} {} {} #{} {}: {}\n",
             f.rule,
             escape(f.method),
             escape(&f.request_label()),
@@ -33,7 +41,11 @@ pub(crate) fn text_report(label: &str, lint: &CassetteLint, warnings_gate: bool)
     if errors == 0 {
         out.push_str(&format!("{label}: header and frames agree\n"));
     } else {
-        out.push_str(&format!("{label}: {errors} inconsistency(ies)\n"));
+        let errors = count(errors, "inconsistency", "inconsistencies");
+        out.push_str(&format!(
+            "{label}: {}\n",
+            palette.paint(Tone::Fail, &errors)
+        ));
     }
     let warnings = lint.warnings();
     if warnings > 0 {
@@ -42,7 +54,8 @@ pub(crate) fn text_report(label: &str, lint: &CassetteLint, warnings_gate: bool)
         } else {
             "reported, not gated"
         };
-        out.push_str(&format!("{label}: {warnings} warning(s) ({gate})\n"));
+        let warnings = count(warnings, "warning", "warnings");
+        out.push_str(&format!("{label}: {warnings} ({gate})\n"));
     }
     out
 }

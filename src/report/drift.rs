@@ -1,21 +1,27 @@
 //! The `snapshot --check` report: contract drift, grouped by tier, and the verdict
 //! (docs/contract.md).
 
+use super::style::{Palette, Tone};
 use super::terminal::escape;
 use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 
 /// The text report: `[OK] contract unchanged`, or the changes grouped by tier, a blank line
 /// and the verdict.
-pub(crate) fn text_report(changes: &[Change], fail_on: FailOn) -> String {
+pub(crate) fn text_report(changes: &[Change], fail_on: FailOn, palette: Palette) -> String {
     if changes.is_empty() {
-        return "[OK] contract unchanged\n".to_owned();
+        return format!("{} contract unchanged\n", palette.paint(Tone::Pass, "[OK]"));
     }
     let mut out = String::new();
     for tier in Tier::ALL {
+        let tone = match tier {
+            Tier::Breaking => Tone::Fail,
+            Tier::Dangerous => Tone::Warn,
+            Tier::Minor | Tier::Info => Tone::Info,
+        };
+        let label = palette.paint(tone, &format!("[{}]", tier.label()));
         for c in changes.iter().filter(|c| c.kind == tier) {
             out.push_str(&format!(
-                "[{}] {}: {} ({})\n",
-                tier.label(),
+                "{label} {}: {} ({})\n",
                 escape(&c.subject),
                 escape(&c.message),
                 c.rule
@@ -26,9 +32,9 @@ pub(crate) fn text_report(changes: &[Change], fail_on: FailOn) -> String {
     out.push_str(&format!(
         "\nresult: {} ({} breaking, {} dangerous, {} minor, {} info; gate: {})\n",
         if should_fail(changes, fail_on) {
-            "FAIL"
+            palette.paint(Tone::Fail, "FAIL")
         } else {
-            "PASS"
+            palette.paint(Tone::Pass, "PASS")
         },
         n.breaking,
         n.dangerous,

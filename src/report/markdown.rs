@@ -13,6 +13,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
+use super::style::count;
 use crate::contract::{Change, FailOn, Tier, counts, should_fail};
 use crate::severity::Level;
 
@@ -38,14 +39,14 @@ pub(crate) fn check_section(report: &CheckReport, text_report: &str) -> String {
     };
     let _ = writeln!(
         out,
-        "**Safety check** ({gate}): {} ({} error(s), {} warning(s))",
+        "**Safety check** ({gate}): {} ({}, {})",
         if report.ok {
             "✅ passed"
         } else {
             "❌ failed"
         },
-        report.count(Level::Error),
-        report.count(Level::Warn)
+        count(report.count(Level::Error), "error", "errors"),
+        count(report.count(Level::Warn), "warning", "warnings")
     );
     out.push('\n');
     if report.findings.is_empty() {
@@ -152,8 +153,9 @@ fn push_table(out: &mut String, header: &str, rows: impl Iterator<Item = String>
     if left_out > 0 {
         let _ = writeln!(
             out,
-            "\n{left_out} more row(s) not shown: the comment has a size limit. \
-             Run the command locally to see every one."
+            "\n{} not shown: the comment has a size limit. \
+             Run the command locally to see every one.",
+            count(left_out, "more row", "more rows")
         );
     }
 }
@@ -281,6 +283,6 @@ mod tests {
             .collect();
         let section = drift_section(&changes, FailOn::Breaking, "mcp-contract.snapshot.json");
         assert!(section.len() <= MAX_BYTES, "{}", section.len());
-        assert!(section.contains("more row(s) not shown"));
+        assert!(section.contains("more rows not shown"));
     }
 }

@@ -13,7 +13,9 @@ pub(crate) mod cassette;
 pub(crate) mod drift;
 pub(crate) mod json;
 pub(crate) mod markdown;
+pub(crate) mod rule_doc;
 pub(crate) mod sarif;
+pub(crate) mod style;
 pub(crate) mod terminal;
 pub(crate) mod text;
 
@@ -109,15 +111,7 @@ impl CheckReport {
         fail_on: Gate,
         lint_fail_on: Gate,
     ) -> Self {
-        let ok = !findings.iter().any(|finding| {
-            let gate = if finding.is_lint() {
-                lint_fail_on
-            } else {
-                fail_on
-            };
-            gate.fails(finding.level)
-        });
-        CheckReport {
+        let mut report = CheckReport {
             target: head.target,
             server: head.server,
             protocol_version: head.protocol_version,
@@ -127,8 +121,21 @@ impl CheckReport {
             findings,
             fail_on,
             lint_fail_on,
-            ok,
-        }
+            ok: true,
+        };
+        report.ok = !report.findings.iter().any(|f| report.fails(f));
+        report
+    }
+
+    /// Whether `finding` fails the gate that judges it: the lint gate for `CAS-L*`, the
+    /// structural gate for the rest.
+    pub(crate) fn fails(&self, finding: &CheckFinding) -> bool {
+        let gate = if finding.is_lint() {
+            self.lint_fail_on
+        } else {
+            self.fail_on
+        };
+        gate.fails(finding.level)
     }
 
     /// Findings at `level`.

@@ -114,6 +114,8 @@ pub(crate) enum AnchorError {
     Missing(String),
     #[error("--sarif-location: {0} is outside the working directory")]
     Outside(String),
+    #[error("--sarif-location: {0} is a directory; name the file results are anchored to")]
+    Directory(String),
     #[error("--sarif-location: failed to read {path}: {source}")]
     Unreadable {
         path: String,
@@ -172,6 +174,9 @@ pub(crate) fn resolve_anchor(
         let shown = file.display().to_string();
         if !cwd.join(file).exists() {
             return Err(AnchorError::Missing(shown));
+        }
+        if cwd.join(file).is_dir() {
+            return Err(AnchorError::Directory(shown));
         }
         return match anchor_for(file) {
             Ok(Some(anchor)) => Ok(Some(anchor)),

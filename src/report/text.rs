@@ -8,19 +8,25 @@
 //!
 //! [OK] no findings                      (or one line per finding, plus its evidence)
 //!
-//! result: PASS|FAIL (<E> error(s), <W> warning(s), gate: <fail-on>[, lint: <lint-fail-on>])
+//! result: PASS|FAIL (<E> errors, <W> warnings, gate: <fail-on>[, lint: <lint-fail-on>])
 //! ```
+//!
+//! Two departures from the reference, both for a reader: counts take the singular for one
+//! (`1 tool`, `1 error`), and an error-level finding its gate waives (`--lint-fail-on never`)
+//! is labelled `[ERROR]`, not `[FAIL]`, since it fails nothing. On a terminal the labels and
+//! the verdict are coloured ([`Palette`]).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::CheckReport;
+use super::style::{Palette, Tone, count};
 use super::terminal::escape;
 use crate::severity::Level;
 
 /// Renders the report, ending with a newline.
-pub(crate) fn render(report: &CheckReport) -> String {
+pub(crate) fn render(report: &CheckReport, palette: Palette) -> String {
     let mut out = String::new();
     out.push('\n');
     let _ = writeln!(out, "mcp-cassette check: {}", escape(&report.target));
@@ -31,23 +37,24 @@ pub(crate) fn render(report: &CheckReport) -> String {
         escape(&identity(report.server.as_ref(), "version").unwrap_or_else(|| "?".to_owned())),
         escape(report.protocol_version.as_deref().unwrap_or("?"))
     );
-    let mut counts = vec![format!("{} tools", report.tool_count)];
+    let mut counts = vec![count(report.tool_count, "tool", "tools")];
     if let Some(resources) = report.resource_count {
-        counts.push(format!("{resources} resources"));
+        counts.push(count(resources, "resource", "resources"));
     }
     if let Some(prompts) = report.prompt_count {
-        counts.push(format!("{prompts} prompts"));
+        counts.push(count(prompts, "prompt", "prompts"));
     }
     let _ = writeln!(out, "surface: {}", counts.join(", "));
     out.push('\n');
     if report.findings.is_empty() {
-        out.push_str("[OK] no findings\n");
+        let _ = writeln!(out, "{} no findings", palette.paint(Tone::Pass, "[OK]"));
     }
     for finding in &report.findings {
         let tag = match finding.level {
-            Level::Error => "[FAIL]",
-            Level::Warn => "[WARN]",
-            Level::Info => "[INFO]",
+            Level::Error if report.fails(finding) => palette.paint(Tone::Fail, "[FAIL]"),
+            Level::Error => palette.paint(Tone::Waived, "[ERROR]"),
+            Level::Warn => palette.paint(Tone::Warn, "[WARN]"),
+            Level::Info => palette.paint(Tone::Info, "[INFO]"),
         };
         let _ = writeln!(
             out,
@@ -66,12 +73,16 @@ pub(crate) fn render(report: &CheckReport) -> String {
     } else {
         format!("{}, lint: {}", report.fail_on, report.lint_fail_on)
     };
+    let verdict = if report.ok {
+        palette.paint(Tone::Pass, "PASS")
+    } else {
+        palette.paint(Tone::Fail, "FAIL")
+    };
     let _ = writeln!(
         out,
-        "result: {} ({} error(s), {} warning(s), gate: {gate})",
-        if report.ok { "PASS" } else { "FAIL" },
-        report.count(Level::Error),
-        report.count(Level::Warn)
+        "result: {verdict} ({}, {}, gate: {gate})",
+        count(report.count(Level::Error), "error", "errors"),
+        count(report.count(Level::Warn), "warning", "warnings")
     );
     out
 }
@@ -109,8 +120,8 @@ mod tests {
     fn clean_report() {
         let report = CheckReport::new(head(), Vec::new(), Gate::Error, Gate::Error);
         assert_eq!(
-            render(&report),
-            "\nmcp-cassette check: node server.js\nserver: tiny-server@1.0.0  protocol: 2025-06-18\nsurface: 3 tools\n\n[OK] no findings\n\nresult: PASS (0 error(s), 0 warning(s), gate: error)\n"
+            render(&report, Palette::PLAIN),
+            "\nmcp-cassette check: node server.js\nserver: tiny-server@1.0.0  protocol: 2025-06-18\nsurface: 3 tools\n\n[OK] no findings\n\nresult: PASS (0 errors, 0 warnings, gate: error)\n"
         );
     }
 
@@ -145,11 +156,11 @@ mod tests {
         ];
         let report = CheckReport::new(head, findings, Gate::Error, Gate::Never);
         assert_eq!(
-            render(&report),
+            render(&report, Palette::PLAIN),
             "\nmcp-cassette check: node server.js\nserver: unknown@?  protocol: ?\nsurface: 3 tools, 2 resources, 0 prompts\n\n\
-[FAIL] CAS-L001 get_weather: instruction-override phrasing (classic prompt-injection) (in description)\n       evidence: \"Ignore previous instructions\"\n\
+[ERROR] CAS-L001 get_weather: instruction-override phrasing (classic prompt-injection) (in description)\n       evidence: \"Ignore previous instructions\"\n\
 [WARN] CAS-C003 x: missing description (models select tools by description)\n\n\
-result: PASS (1 error(s), 1 warning(s), gate: error, lint: never)\n"
+result: PASS (1 error, 1 warning, gate: error, lint: never)\n"
         );
     }
 }

@@ -29,6 +29,21 @@ pub fn tokenize(command: &str) -> Vec<String> {
     words
 }
 
+/// The quote character left open at the end of `command`, if one is: [`tokenize`] would run it
+/// to the end of the string, which is never what was meant, so commands refuse it.
+pub fn unclosed_quote(command: &str) -> Option<char> {
+    let mut quote: Option<char> = None;
+    for ch in command.chars() {
+        match quote {
+            Some(open) if ch == open => quote = None,
+            Some(_) => {}
+            None if ch == '"' || ch == '\'' => quote = Some(ch),
+            None => {}
+        }
+    }
+    quote
+}
+
 /// JavaScript's `\s`: Unicode white space plus the byte-order mark, which the reference's
 /// tokenizer splits on and Rust's `char::is_whitespace` does not include.
 fn is_js_space(ch: char) -> bool {
@@ -37,7 +52,15 @@ fn is_js_space(ch: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::tokenize;
+    use super::{tokenize, unclosed_quote};
+
+    #[test]
+    fn an_unclosed_quote_is_found() {
+        assert_eq!(unclosed_quote("node \"my server.js"), Some('"'));
+        assert_eq!(unclosed_quote("node 'a\"b"), Some('\''));
+        assert_eq!(unclosed_quote("node \"a'b\" 'c\"d'"), None);
+        assert_eq!(unclosed_quote("node server.js"), None);
+    }
 
     fn words(command: &str) -> Vec<String> {
         tokenize(command)

@@ -101,6 +101,9 @@ pub struct Exit {
     pub status: Option<ExitStatus>,
     /// The last few KiB of its stderr, lossily decoded, trailing whitespace trimmed.
     pub stderr_tail: String,
+    /// The stderr was copied to ours as it arrived ([`StdioOptions::echo_stderr`]), so a
+    /// message points at it instead of printing it a second time.
+    pub stderr_echoed: bool,
 }
 
 impl Exit {
@@ -122,7 +125,7 @@ impl Exit {
     /// ` (nothing on its stderr)`.
     pub fn tail_note(&self) -> String {
         let mut note = String::new();
-        let _ = write_tail(&mut note, &self.stderr_tail);
+        let _ = write_tail(&mut note, &self.stderr_tail, self.stderr_echoed);
         note
     }
 }
@@ -130,14 +133,19 @@ impl Exit {
 impl fmt::Display for Exit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.summary())?;
-        write_tail(f, &self.stderr_tail)
+        write_tail(f, &self.stderr_tail, self.stderr_echoed)
     }
 }
 
-/// Appends `; its stderr ended with:` and the tail, indented, when there is one.
-pub fn write_tail(f: &mut impl fmt::Write, tail: &str) -> fmt::Result {
+/// Appends `; its stderr ended with:` and the tail, indented, when there is one; when the
+/// stderr was already shown as it arrived, only says so (a crashing server's last words appear
+/// once).
+pub fn write_tail(f: &mut impl fmt::Write, tail: &str, echoed: bool) -> fmt::Result {
     if tail.is_empty() {
         return f.write_str(" (nothing on its stderr)");
+    }
+    if echoed {
+        return f.write_str(" (its stderr is above)");
     }
     f.write_str("; its stderr ended with:")?;
     for line in tail.lines() {
@@ -210,6 +218,7 @@ pub struct StdioTransport {
     stdout_task: JoinHandle<()>,
     stderr_task: Option<JoinHandle<()>>,
     tail: Arc<Mutex<Tail>>,
+    stderr_echoed: bool,
     exit: Option<Exit>,
     /// The queue's byte budget, and what of it is free (the reading task has its own handle).
     #[cfg(test)]
@@ -258,6 +267,7 @@ impl StdioTransport {
             stdout_task,
             stderr_task,
             tail,
+            stderr_echoed: options.echo_stderr,
             exit: None,
             #[cfg(test)]
             queue,
@@ -336,6 +346,7 @@ impl StdioTransport {
         let exit = Exit {
             status,
             stderr_tail: self.stderr_tail(),
+            stderr_echoed: self.stderr_echoed,
         };
         self.exit = Some(exit.clone());
         exit

@@ -101,17 +101,17 @@ fn write_update_and_refuse() {
 }
 
 #[test]
-fn a_failed_write_leaves_no_temporary_file() {
+fn a_directory_in_the_snapshots_place_is_refused_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    // A non-empty directory where the snapshot goes: the rename into place fails, after the
-    // temporary file beside it was written in full.
+    // A non-empty directory where the snapshot goes: refused before the server starts, and
+    // no temporary file is left beside it.
     let taken = dir.path().join("mcp-contract.snapshot.json");
     std::fs::create_dir(&taken).unwrap();
     std::fs::write(taken.join("keep"), "x").unwrap();
     let o = snapshot(dir.path(), &["--update", "--stdio", &tiny()], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("\nsnapshot failed: failed to write mcp-contract.snapshot.json: "),
+        stderr(&o).starts_with("snapshot failed: -f mcp-contract.snapshot.json is a directory"),
         "{}",
         stderr(&o)
     );

@@ -244,7 +244,7 @@ fn check_over_http_in_the_legacy_era_echoes_the_session_and_ends_it() {
     assert_eq!(
         stdout(&out),
         format!(
-            "\nmcp-cassette check: {}\nserver: scripted-http@1.0.0  protocol: 2025-06-18\nsurface: 1 tools\n\n[OK] no findings\n\nresult: PASS (0 error(s), 0 warning(s), gate: error)\n",
+            "\nmcp-cassette check: {}\nserver: scripted-http@1.0.0  protocol: 2025-06-18\nsurface: 1 tool\n\n[OK] no findings\n\nresult: PASS (0 errors, 0 warnings, gate: error)\n",
             server.url
         )
     );
@@ -301,7 +301,7 @@ fn snapshot_over_http_writes_then_checks_the_same_contract() {
     let file = file.to_str().unwrap();
     let out = run(&["snapshot", "--url", &server.url, "-f", file], None);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out), format!("wrote {file} (1 tools)\n"));
+    assert_eq!(stdout(&out), format!("wrote {file} (1 tool)\n"));
     let out = run(
         &["snapshot", "--check", "--url", &server.url, "-f", file],
         None,

@@ -498,7 +498,7 @@ fn the_generated_corpus_leaks_nothing() {
     let again = dir.path().join("again.jsonl");
     let o2 = redact_cli(&[out.as_os_str(), "-o".as_ref(), again.as_os_str()]);
     assert_eq!(o2.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o2.stdout).contains("(0 secret(s) redacted)"));
+    assert!(String::from_utf8_lossy(&o2.stdout).contains("(0 secrets redacted)"));
     assert_eq!(
         std::fs::read(&out).expect("out"),
         std::fs::read(&again).expect("again"),
@@ -534,7 +534,7 @@ fn an_echo_before_its_sighting_is_caught_by_redact() {
     let out = dir.path().join("clean.jsonl");
     let o = redact_cli(&[clear.cassette.as_os_str(), "-o".as_ref(), out.as_os_str()]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("(2 secret(s) redacted)"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(2 secrets redacted)"));
     assert_no_leak(&out, &[secret]);
     let scan = redact_cli(&[clear.cassette.as_os_str(), "--scan".as_ref()]);
     assert!(

@@ -38,7 +38,7 @@ fn fail_on_warn_gates_output_findings() {
     let o = lint(&dir, &["--fail-on", "warn", rel]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(
-        out(&o).ends_with(": 2 warning(s) (gated by --fail-on warn)\n"),
+        out(&o).ends_with(": 2 warnings (gated by --fail-on warn)\n"),
         "{}",
         out(&o)
     );
@@ -70,7 +70,7 @@ fn poisoned_output_fixture_gives_the_two_documented_findings() {
          [WARN] CAS-L006 resources/read #4 /result/contents/0/text: invisible/steganographic Unicode (in recorded output)\n\
          \x20      evidence: \"contains U+200B (5 invisible code points in a row)\"\n\
          reference-0.8/poisoned-output.cassette.jsonl: header and frames agree\n\
-         reference-0.8/poisoned-output.cassette.jsonl: 2 warning(s) (reported, not gated)\n"
+         reference-0.8/poisoned-output.cassette.jsonl: 2 warnings (reported, not gated)\n"
     );
     let o = lint(&dir, &["--json", rel]);
     assert_eq!(o.status.code(), Some(0));
@@ -137,9 +137,7 @@ fn header_errors_decide_the_exit_code() {
     let text = out(&o);
     assert!(text.starts_with("era-handshake: era is \"modern\" but the cassette records an `initialize` request; the modern era has no handshake\n[WARN] volatile-declaration: header `volatile`[0] is not a valid declaration: mcp-cassette: cannot declare \"/name\" volatile: "), "{text}");
     assert!(
-        text.ends_with(
-            "bad.jsonl: 1 inconsistency(ies)\nbad.jsonl: 1 warning(s) (reported, not gated)\n"
-        ),
+        text.ends_with("bad.jsonl: 1 inconsistency\nbad.jsonl: 1 warning (reported, not gated)\n"),
         "{text}"
     );
     let o = lint(dir.path(), &["--json", "bad.jsonl"]);
@@ -209,7 +207,7 @@ fn a_long_cassette_streams_in_bounded_memory() {
     let o = lint(dir.path(), &["long.jsonl"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(
-        out(&o).ends_with("long.jsonl: 4 warning(s) (reported, not gated)\n"),
+        out(&o).ends_with("long.jsonl: 4 warnings (reported, not gated)\n"),
         "{}",
         out(&o)
     );
@@ -258,7 +256,7 @@ fn terminal_control_sequences_in_output_are_reported_written_out() {
          [WARN] CAS-L017 tools/call #4 /result/content/0/text: terminal control sequence (in recorded output)\n\
          \x20      evidence: \"\\x1b]52;c;Y3VybCBldmlsLmV4Y... (writes the clipboard, OSC 52)\"\n\
          esc.jsonl: header and frames agree\n\
-         esc.jsonl: 2 warning(s) (reported, not gated)\n",
+         esc.jsonl: 2 warnings (reported, not gated)\n",
         "{report}"
     );
 }

@@ -149,7 +149,7 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
     let stdout = String::from_utf8_lossy(&check.stdout);
     assert_eq!(check.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("result: PASS (0 error(s), 0 warning(s), gate: error)"),
+        stdout.contains("result: PASS (0 errors, 0 warnings, gate: error)"),
         "{stdout}"
     );
 
@@ -171,13 +171,12 @@ fn npx_runs_the_binary_from_the_packed_tarballs() {
     sigterm_reaches_the_binary(&project);
 }
 
-/// SIGTERM sent to the launcher stops the binary, and the launcher dies of the same signal.
+/// SIGTERM sent to the launcher stops the binary, and the launcher exits as the binary did.
 /// The stdio protocol runs through it meanwhile: a ping is answered before the signal is sent,
 /// which also proves the launcher is past installing its handlers.
 #[cfg(unix)]
 fn sigterm_reaches_the_binary(project: &Path) {
     use std::io::{BufRead, BufReader, Write};
-    use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
 
     let demo = concat!(
@@ -208,7 +207,9 @@ fn sigterm_reaches_the_binary(project: &Path) {
         .unwrap();
     assert!(sent.success());
     let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    // replay ends a session stopped by SIGTERM with its summary and its usual exit code
+    // (docs/cli.md, "Started by hand"): no miss here, so 0, which the launcher passes on.
+    assert_eq!(status.code(), Some(0), "{status:?}");
     // The binary is gone too (not orphaned): its end of stdout is closed although our end of
     // its stdin is still open, which alone would keep replay running.
     let (done, eof) = std::sync::mpsc::channel();

@@ -30,7 +30,7 @@ fn the_readme_demo_runs() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("result: PASS (0 error(s), 0 warning(s), gate: error)"),
+        stdout.contains("result: PASS (0 errors, 0 warnings, gate: error)"),
         "{stdout}"
     );
 }
