@@ -1,7 +1,7 @@
 //! Byte classes eight bytes at a time, for the passes the second stage makes over every text.
 //!
-//! A loop that sets one mask bit per byte through a table does not vectorize, and the fold
-//! screen runs over every byte of every text. Here eight bytes are loaded as
+//! A loop that sets one mask bit per byte through a table does not vectorize, and the phrase
+//! pass and the fold screen run over every byte of every text. Here eight bytes are loaded as
 //! one `u64` and classified with a few integer operations that touch all eight at once (the
 //! high bit of each byte carries the answer), then packed into eight mask bits. Every function
 //! is exact for every byte value; the tests compare each against its one-byte-at-a-time
@@ -64,6 +64,35 @@ pub(crate) fn ascii_lowercase(x: u64) -> u64 {
     x | (upper >> 2)
 }
 
+/// ASCII letters and digits.
+#[inline]
+fn alnum(x: u64) -> u64 {
+    let (letter, digit) = letters_and_digits(x);
+    letter | digit
+}
+
+/// Per 64-byte block of a text, bit `i` for byte `i` of the block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Masks {
+    /// ASCII letters and digits.
+    pub(crate) alnum: u64,
+    /// `.`, `~`, `/` and UTF-8 lead bytes of two or more bytes (0xC0 and above): where a
+    /// phrase may start besides a word start.
+    pub(crate) phrase_lead: u64,
+}
+
+/// The masks of one block of at most 64 bytes.
+pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
+    let mut masks = Masks::default();
+    for (k, eight) in block.chunks(8).enumerate() {
+        let x = load(eight);
+        let lead = equal(x, b'.') | equal(x, b'~') | equal(x, b'/') | (x & (x << 1) & HIGH);
+        masks.alnum |= pack(alnum(x)) << (8 * k);
+        masks.phrase_lead |= pack(lead) << (8 * k);
+    }
+    masks
+}
+
 /// Per 64-byte block, the bytes the ASCII fold screen looks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FoldMasks {
@@ -107,6 +136,18 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn phrase_masks_match_the_byte_definitions() {
+        for block in blocks() {
+            let mut want = Masks::default();
+            for (i, &c) in block.iter().enumerate() {
+                want.alnum |= u64::from(c.is_ascii_alphanumeric()) << i;
+                want.phrase_lead |= u64::from(matches!(c, b'.' | b'~' | b'/') || c >= 0xC0) << i;
+            }
+            assert_eq!(phrase_masks(&block), want, "{block:?}");
+        }
     }
 
     #[test]

