@@ -269,10 +269,16 @@ pub struct TextMatch {
 pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     let text = Text::new(text);
     let mut out = Vec::new();
+    if surface == Surface::Output {
+        for &(index, find) in OUTPUT_FINDERS.iter() {
+            if let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) {
+                out.push(TextMatch { rule, excerpt });
+            }
+        }
+        return out;
+    }
     for (index, rule) in rules::DOCS.iter().enumerate() {
-        let finder = if surface == Surface::Output {
-            rules::output_finder(index)
-        } else if rule.reads(surface) {
+        let finder = if rule.reads(surface) {
             rules::FINDERS.get(index).copied()
         } else {
             None
@@ -283,6 +289,13 @@ pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     }
     out
 }
+
+/// The output rule set, in catalogue order, looked up once rather than per recorded string.
+static OUTPUT_FINDERS: LazyLock<Vec<(usize, rules::Finder)>> = LazyLock::new(|| {
+    (0..rules::DOCS.len())
+        .filter_map(|index| rules::output_finder(index).map(|find| (index, find)))
+        .collect()
+});
 
 /// Lint a tool from a `tools/list` answer. Levels are the rules' own (uncapped).
 /// A value that is not an object yields nothing.
