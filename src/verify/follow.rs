@@ -97,7 +97,7 @@ impl Linker {
             links,
             followed_now,
         } = self;
-        string_leaves(params, &mut Vec::new(), &mut |pointer, text| {
+        string_leaves(params, &mut Steps(Vec::new()), &mut |steps, text| {
             let Some(source) = minted.get(text) else {
                 if text.len() <= MAX_MINTED_BYTES {
                     client_strings.insert(text.to_owned());
@@ -113,7 +113,7 @@ impl Linker {
                 links.minted_by.entry(source.pair).or_default().push(index);
             }
             links.uses.entry(pair).or_default().push(Use {
-                pointer: pointer.to_vec(),
+                pointer: steps.segments(),
                 recorded: text.to_owned(),
                 source: index,
             });
@@ -129,8 +129,8 @@ impl Linker {
             followed_now,
             ..
         } = self;
-        let mut mint = |pointer: &[String], text: &str| {
-            let state = pointer.last().is_some_and(|k| k == REQUEST_STATE);
+        let mut mint = |steps: &Steps<'_>, text: &str| {
+            let state = steps.ends_with_key(REQUEST_STATE);
             if (state || looks_minted(text))
                 && !client_strings.contains(text)
                 && !followed_now.contains(text)
@@ -139,17 +139,17 @@ impl Linker {
                     text.to_owned(),
                     Source {
                         pair,
-                        pointer: pointer.to_vec(),
+                        pointer: steps.segments(),
                     },
                 );
             }
         };
         if method.ends_with("/list") {
             if let Some(cursor) = result.get("nextCursor").and_then(Value::as_str) {
-                mint(&["nextCursor".to_owned()], cursor);
+                mint(&Steps(vec![Step::Key("nextCursor")]), cursor);
             }
         } else {
-            string_leaves(result, &mut Vec::new(), &mut mint);
+            string_leaves(result, &mut Steps(Vec::new()), &mut mint);
         }
     }
 
@@ -167,22 +167,56 @@ pub(crate) fn looks_minted(text: &str) -> bool {
         && !text.chars().all(|c| c.is_ascii_alphabetic())
 }
 
-/// Calls `each` with every string leaf of `value` and its pointer, in document order.
-fn string_leaves(value: &Value, path: &mut Vec<String>, each: &mut impl FnMut(&[String], &str)) {
+/// One step of the way to a string leaf, borrowed from the value walked: the pointer is only
+/// spelled out ([`Steps::segments`]) for the few leaves that mint or follow something, not for
+/// every string of every request and answer.
+#[derive(Debug, Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// The steps from the root to the current leaf.
+struct Steps<'v>(Vec<Step<'v>>);
+
+impl Steps<'_> {
+    /// The pointer as segments.
+    fn segments(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => (*key).to_owned(),
+                Step::Index(i) => i.to_string(),
+            })
+            .collect()
+    }
+
+    /// Whether the leaf is the member `key` of an object.
+    fn ends_with_key(&self, key: &str) -> bool {
+        matches!(self.0.last(), Some(Step::Key(k)) if *k == key)
+    }
+}
+
+/// Calls `each` with every string leaf of `value` and the steps to it, in document order.
+fn string_leaves<'v>(
+    value: &'v Value,
+    path: &mut Steps<'v>,
+    each: &mut impl FnMut(&Steps<'v>, &'v str),
+) {
     match value {
         Value::String(s) => each(path, s),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                path.push(i.to_string());
+                path.0.push(Step::Index(i));
                 string_leaves(item, path, each);
-                path.pop();
+                path.0.pop();
             }
         }
         Value::Object(members) => {
             for (k, v) in members {
-                path.push(k.clone());
+                path.0.push(Step::Key(k));
                 string_leaves(v, path, each);
-                path.pop();
+                path.0.pop();
             }
         }
         _ => {}
@@ -304,6 +338,12 @@ impl Follower {
             }
             self.live.insert(index, live_value);
         }
+    }
+
+    /// Whether any recorded value is read as a live one ([`Follower::map_recorded`] would
+    /// change something).
+    pub(crate) fn maps_values(&self) -> bool {
+        !self.mapping.is_empty()
     }
 
     /// Reads every followed recorded value in `value` as its live counterpart.

@@ -11,11 +11,13 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::compare::RawPayload;
 use super::follow::{Linker, Links};
 use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader};
 use crate::cassette::{Dir, volatile::Declaration};
@@ -42,6 +44,9 @@ pub(crate) struct Pair {
     pub params: Option<Box<str>>,
     /// The recorded answer frame, whole, as recorded.
     pub answer: Box<str>,
+    /// Where its payload sits in `answer`, when `answer` reads as a result or error frame
+    /// (for the byte-equality fast path).
+    pub payload: Option<RawPayload>,
 }
 
 /// Everything `verify` needs from one cassette.
@@ -99,25 +104,45 @@ impl Plan {
     }
 
     /// Reads a cassette whose header `reader` has read already.
-    pub(crate) fn read<R: Read>(mut reader: Reader<R>) -> Result<Plan, PlanError> {
+    ///
+    /// The entries are read and parsed on a second thread while this one pairs them and finds
+    /// the links: the two halves cost about the same, and nothing else runs before the plan is
+    /// whole, so on two cores the plan is ready in about half the time. The order of the
+    /// entries, and the first error, are the reader's.
+    pub(crate) fn read<R: Read + Send>(reader: Reader<R>) -> Result<Plan, PlanError> {
         let header = reader.header();
         // The header's `volatile` declarations are validated with replay's rules and messages
         // and otherwise change nothing: verify re-sends the recorded values (docs/verify.md,
         // "Declared volatility").
         declarations(header.volatile().as_ref())?;
-        let mut plan = Plan {
+        let plan = Plan {
             redaction_applied: header.redaction_applied(),
             era: header.era(),
             ..Plan::default()
         };
         let path = reader.path().to_owned();
+        std::thread::scope(|scope| {
+            let (sender, batches) = mpsc::sync_channel(BATCHES_AHEAD);
+            scope.spawn(move || read_ahead(reader, &sender));
+            // Returning early (an error) drops the receiver, which stops the reading thread.
+            plan.assemble(&path, batches.into_iter().flatten())
+        })
+    }
+
+    /// Pairs the entries of a cassette, in order, into the plan.
+    fn assemble(
+        self,
+        path: &Path,
+        entries: impl Iterator<Item = Result<Entry, CassetteError>>,
+    ) -> Result<Plan, PlanError> {
+        let mut plan = self;
         // Ids repeat across connections in an HTTP cassette: an answer pairs with the latest
         // unanswered request carrying its id.
         let mut requests: Vec<(Pending, Option<Box<str>>)> = Vec::new();
         // Per id: the requests still waiting for an answer, as indices into `requests`.
         let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
         let mut skipped: Vec<(String, usize)> = Vec::new();
-        for entry in reader.by_ref() {
+        for entry in entries {
             let entry: Entry = entry?;
             match (&entry.kind, entry.dir) {
                 (EntryKind::Frame(frame), Some(Dir::C2s)) if frame.kind() == FrameKind::Request => {
@@ -164,8 +189,7 @@ impl Plan {
                     }
                 }
                 (EntryKind::Unknown(kind), _) => {
-                    plan.notes
-                        .push(cassette::unknown_entry_warning(kind, &path));
+                    plan.notes.push(cassette::unknown_entry_warning(kind, path));
                 }
                 _ => {}
             }
@@ -191,6 +215,12 @@ impl Plan {
             if let Some(result) = answer_value.as_ref().and_then(|a| a.get("result")) {
                 linker.response(index, &pending.method, result);
             }
+            // Only an answer that parses: the fast path stands for the plain one, which
+            // cannot read the others.
+            let payload = answer_value
+                .is_some()
+                .then(|| RawPayload::find(&answer))
+                .flatten();
             plan.pairs.push(Pair {
                 line: pending.line,
                 t: pending.t,
@@ -198,6 +228,7 @@ impl Plan {
                 label,
                 params: pending.params,
                 answer,
+                payload,
             });
         }
         plan.links = linker.finish();
@@ -247,6 +278,33 @@ impl Plan {
 
 /// Longest recorded pause kept before a task poll.
 pub(crate) const MAX_POLL_PAUSE_MS: u64 = 10_000;
+
+/// Entries handed from the reading thread at a time: one hand-over per entry would cost more
+/// than it saves.
+const BATCH: usize = 256;
+/// Batches read ahead of the pairing, at most (so memory stays bounded by a few batches).
+const BATCHES_AHEAD: usize = 4;
+
+type Batch = Vec<Result<Entry, CassetteError>>;
+
+/// Reads every entry, in batches, until the end, the first error, or a receiver gone.
+fn read_ahead<R: Read>(reader: Reader<R>, sender: &mpsc::SyncSender<Batch>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for entry in reader {
+        let failed = entry.is_err();
+        batch.push(entry);
+        if failed || batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            // After an error the reader has nothing more to say.
+            if sender.send(full).is_err() || failed {
+                return;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        let _ = sender.send(batch);
+    }
+}
 
 /// Files a recorded answer with the latest unanswered request carrying its id.
 fn answer(
