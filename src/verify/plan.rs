@@ -18,9 +18,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::compare::RawPayload;
-use super::follow::{Linker, Links};
+use super::follow::{self, Linker, Links, Tree};
 use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader};
 use crate::cassette::{Dir, volatile::Declaration};
+use crate::json::token;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 use crate::redact::placeholder::contains_placeholder;
@@ -201,26 +202,36 @@ impl Plan {
             .into_iter()
             .filter_map(|(request, answer)| Some((request, answer?)));
         for (pending, answer) in answered {
-            let params_value: Option<Value> = pending
-                .params
-                .as_deref()
-                .and_then(|text| serde_json::from_str(text).ok());
-            let label = label(&pending.method, params_value.as_ref());
+            // Text the linker can walk in place is not parsed (most of a cassette's is).
+            let params_value: Option<Value>;
+            let params = match pending.params.as_deref() {
+                Some(text) if follow::walkable(text) => Some(Tree::Text(text)),
+                Some(text) => {
+                    params_value = serde_json::from_str(text).ok();
+                    params_value.as_ref().map(Tree::Value)
+                }
+                None => None,
+            };
+            let label = label(&pending.method, params);
             if pending.params.as_deref().is_some_and(contains_placeholder) {
                 plan.placeholder_labels.push(label.clone());
             }
             let index = plan.pairs.len();
-            linker.request(index, params_value.as_ref());
-            let answer_value: Option<Value> = serde_json::from_str(&answer).ok();
-            if let Some(result) = answer_value.as_ref().and_then(|a| a.get("result")) {
+            linker.request(index, params);
+            let answer_value: Option<Value>;
+            let (answer_reads, result) = if follow::walkable(&answer) {
+                (true, result_member(&answer).map(Tree::Text))
+            } else {
+                answer_value = serde_json::from_str(&answer).ok();
+                let result = answer_value.as_ref().and_then(|a| a.get("result"));
+                (answer_value.is_some(), result.map(Tree::Value))
+            };
+            if let Some(result) = result {
                 linker.response(index, &pending.method, result);
             }
             // Only an answer that parses: the fast path stands for the plain one, which
             // cannot read the others.
-            let payload = answer_value
-                .is_some()
-                .then(|| RawPayload::find(&answer))
-                .flatten();
+            let payload = answer_reads.then(|| RawPayload::find(&answer)).flatten();
             plan.pairs.push(Pair {
                 line: pending.line,
                 t: pending.t,
@@ -328,11 +339,24 @@ fn answer(
 }
 
 /// `tools/call <name>` for a tool call, the method otherwise.
-pub(crate) fn label(method: &str, params: Option<&Value>) -> String {
-    match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+pub(crate) fn label(method: &str, params: Option<Tree<'_>>) -> String {
+    match params.and_then(|p| p.member_str("name")) {
         Some(name) if method == "tools/call" => format!("tools/call {name}"),
         _ => method.to_owned(),
     }
+}
+
+/// The `result` member of an answer frame's text that [`follow::walkable`] accepted (so no key
+/// is given twice).
+fn result_member(frame: &str) -> Option<&str> {
+    let mut result = None;
+    token::for_each_member(frame, |key, value| {
+        if key == "result" {
+            result = Some(value);
+        }
+        Some(())
+    });
+    result
 }
 
 /// The header's `volatile` list, validated with replay's grammar and messages.
