@@ -201,13 +201,13 @@ impl HttpTransport {
 
     /// Learns the `x-mcp-header` declarations of a `tools/list` page we asked for.
     fn learn_declarations(&mut self, message: &[u8]) {
-        let message::Incoming::Response(response) = message::classify(message) else {
+        let message::Incoming::Response(reply) = message::classify(message) else {
             return;
         };
-        if !self.listing_ids.remove(&response.id.key()) {
+        if !self.listing_ids.remove(&reply.key()) {
             return;
         }
-        let Outcome::Result(raw) = response.outcome else {
+        let Outcome::Result(raw) = reply.to_response().outcome else {
             return;
         };
         let Ok(page) = serde_json::from_str::<Value>(raw.get()) else {

@@ -12,17 +12,60 @@ use serde_json::value::RawValue;
 
 use crate::jsonrpc::Id;
 
-/// What one line from the server is.
+/// What one line from the server is, borrowed from the line.
 #[derive(Debug)]
-pub(super) enum Incoming {
+pub(super) enum Incoming<'a> {
     /// An answer: `id` plus `result` or `error`.
-    Response(Response),
+    Response(Reply<'a>),
     /// A request from the server (legacy servers may ping or ask for roots).
     Request { id: Id, method: String },
     /// A notification (progress, logs, list changes): not the client's business here.
     Notification,
     /// Not a JSON-RPC message at all (a log line, garbage, a batch array).
     NotJsonRpc,
+}
+
+/// An answer as it sits in its line: nothing is copied until a caller asks for a [`Response`]
+/// (a relayed answer never is: its caller wants the line).
+#[derive(Debug)]
+pub(super) struct Reply<'a> {
+    /// A valid id ([`Id::from_raw`] reads it).
+    id: &'a RawValue,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+impl Reply<'_> {
+    /// Whether this answers the request whose id is `wanted` (an id this client chose), by
+    /// the reference's `String(id)`, as [`Id::key`] spells it.
+    pub(super) fn answers(&self, wanted: u64) -> bool {
+        let text = self.id.get();
+        // The common case, a short integer (JSON has no leading zeros), is its own key: compare
+        // it without building one. Longer ones may read differently in JavaScript.
+        if (1..=15).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text.parse::<u64>() == Ok(wanted);
+        }
+        Id::from_raw(self.id).is_some_and(|id| id.key() == wanted.to_string())
+    }
+
+    /// The answer's id, as [`Id::key`] spells it.
+    pub(super) fn key(&self) -> String {
+        Id::from_raw(self.id).map(|id| id.key()).unwrap_or_default()
+    }
+
+    /// The answer, copied out of its line.
+    pub(super) fn to_response(&self) -> Response {
+        let outcome = match (self.result, self.error) {
+            (_, Some(error)) => Outcome::Error(read_error(error)),
+            (Some(result), None) => Outcome::Result(result.to_owned()),
+            // `classify` makes no reply without one of the two.
+            (None, None) => Outcome::Result(RawValue::NULL.to_owned()),
+        };
+        Response {
+            id: Id::from_raw(self.id).unwrap_or(Id::Null),
+            outcome,
+        }
+    }
 }
 
 /// An answer to one of our requests.
@@ -47,11 +90,14 @@ pub struct RpcError {
 }
 
 #[derive(Deserialize)]
-struct Envelope {
-    id: Option<Box<RawValue>>,
+struct Envelope<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
     method: Option<Value>,
-    result: Option<Box<RawValue>>,
-    error: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -61,26 +107,28 @@ struct ErrorObject {
     data: Option<Value>,
 }
 
+/// Whether [`Id::from_json`] reads `raw` (valid JSON) as an id, without building one.
+fn is_id(raw: &RawValue) -> bool {
+    let text = raw.get().trim();
+    matches!(text.as_bytes().first(), Some(b'"' | b'-' | b'0'..=b'9')) || text == "null"
+}
+
 /// Classifies one line. Never fails: what cannot be read is [`Incoming::NotJsonRpc`].
-pub(super) fn classify(line: &[u8]) -> Incoming {
+pub(super) fn classify(line: &[u8]) -> Incoming<'_> {
     let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
-    let Ok(envelope) = serde_json::from_slice::<Envelope>(line) else {
+    let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(line) else {
         return Incoming::NotJsonRpc;
     };
-    let id = envelope.id.as_deref().and_then(Id::from_raw);
+    let id = envelope.id.filter(|raw| is_id(raw));
     match (envelope.method, id) {
-        (Some(Value::String(method)), Some(id)) => Incoming::Request { id, method },
+        (Some(Value::String(method)), Some(id)) => match Id::from_raw(id) {
+            Some(id) => Incoming::Request { id, method },
+            None => Incoming::Notification,
+        },
         (Some(_), _) => Incoming::Notification,
         (None, Some(id)) => match (envelope.result, envelope.error) {
-            (_, Some(error)) => Incoming::Response(Response {
-                id,
-                outcome: Outcome::Error(read_error(&error)),
-            }),
-            (Some(result), None) => Incoming::Response(Response {
-                id,
-                outcome: Outcome::Result(result),
-            }),
             (None, None) => Incoming::NotJsonRpc,
+            (result, error) => Incoming::Response(Reply { id, result, error }),
         },
         (None, None) => Incoming::NotJsonRpc,
     }
@@ -149,23 +197,27 @@ impl RawMembers {
 
 #[cfg(test)]
 mod tests {
+    use proptest::strategy::Strategy as _;
+
     use super::*;
 
     #[test]
     fn responses_requests_notifications_and_noise() {
-        let Incoming::Response(r) = classify(br#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#)
+        let Incoming::Response(reply) = classify(br#"{"jsonrpc":"2.0","id":3,"result":{"a":1}}"#)
         else {
             panic!()
         };
+        assert!(reply.answers(3) && !reply.answers(4));
+        let r = reply.to_response();
         assert_eq!(r.id.key(), "3");
         assert!(matches!(r.outcome, Outcome::Result(ref raw) if raw.get() == r#"{"a":1}"#));
 
-        let Incoming::Response(r) = classify(
+        let Incoming::Response(reply) = classify(
             br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"nope","data":[1]}}"#,
         ) else {
             panic!()
         };
-        let Outcome::Error(e) = r.outcome else {
+        let Outcome::Error(e) = reply.to_response().outcome else {
             panic!()
         };
         assert_eq!((e.code, e.message.as_str()), (-32601, "nope"));
@@ -191,6 +243,26 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The short-integer shortcut of [`Reply::answers`] reads ids as [`Id::key`] does.
+        #[test]
+        fn answers_matches_the_key(
+            id in proptest::prop_oneof![
+                (0_u64..40).prop_map(|n| n.to_string()),
+                (0_u64..u64::MAX).prop_map(|n| n.to_string()),
+                proptest::string::string_regex("-?[0-9]{1,3}(\\.[0-9]{1,2})?([eE][+-]?[0-9])?").unwrap(),
+                (0_u64..40).prop_map(|n| format!("\"{n}\"")),
+            ],
+            wanted in proptest::prop_oneof![0_u64..40, proptest::num::u64::ANY],
+        ) {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            if let Incoming::Response(reply) = classify(line.as_bytes()) {
+                let by_key = Id::from_json(&id).is_some_and(|i| i.key() == wanted.to_string());
+                proptest::prop_assert_eq!(reply.answers(wanted), by_key, "{}", id);
+            }
+        }
+    }
+
     #[test]
     fn a_result_deeper_than_the_parse_limit_is_still_routed() {
         let depth = 10_000;
@@ -198,10 +270,10 @@ mod tests {
         line.push_str(&"[".repeat(depth));
         line.push_str(&"]".repeat(depth));
         line.push('}');
-        let Incoming::Response(r) = classify(line.as_bytes()) else {
+        let Incoming::Response(reply) = classify(line.as_bytes()) else {
             panic!()
         };
-        let Outcome::Result(raw) = r.outcome else {
+        let Outcome::Result(raw) = reply.to_response().outcome else {
             panic!()
         };
         assert_eq!(raw.get().len(), 2 * depth);

@@ -256,8 +256,12 @@ impl Client {
             frame.insert("params".into(), params);
         }
         let text = Value::Object(frame).to_string();
-        let (_, response) = self.round_trip(method, id, &text).await?;
-        Ok(response)
+        let (line, response) = self.round_trip(method, id, &text, true).await?;
+        // Asked for, the reading is always there; a line without one is reported, not trusted.
+        response.ok_or_else(|| ClientError::Malformed {
+            method: method.to_owned(),
+            detail: format!("could not be read: {}", preview(&line)),
+        })
     }
 
     /// Relays a request on someone else's behalf (replay passthrough) and returns the server's
@@ -298,7 +302,7 @@ impl Client {
             text.push_str(params);
         }
         text.push('}');
-        let (line, _) = self.round_trip(method, id, &text).await?;
+        let (line, _) = self.round_trip(method, id, &text, false).await?;
         Ok(match String::from_utf8(line) {
             Ok(text) => text,
             Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
@@ -312,7 +316,8 @@ impl Client {
     }
 
     /// Sends one request (`text`, whose id is `id`) and waits, within the timeout, for the
-    /// answer carrying that id; returns the answer's line and its reading. Everything else the
+    /// answer carrying that id; returns the answer's line and, when `want_response`, its
+    /// reading (a relay wants the line only, and is spared the copy). Everything else the
     /// server sends meanwhile is dealt with on the way: its requests answered, its
     /// notifications dropped, stray answers and noise counted.
     async fn round_trip(
@@ -320,7 +325,8 @@ impl Client {
         method: &str,
         id: u64,
         text: &str,
-    ) -> Result<(Vec<u8>, Response), ClientError> {
+        want_response: bool,
+    ) -> Result<(Vec<u8>, Option<Response>), ClientError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let mut strays = (0_usize, 0_usize);
         let ms = self.timeout.as_millis();
@@ -334,7 +340,6 @@ impl Client {
             Err(_) => return Err(timeout(strays)),
             Ok(sent) => sent.map_err(|err| transport_error(method, err))?,
         }
-        let wanted = id.to_string();
         loop {
             let received = match tokio::time::timeout_at(deadline, self.transport.receive()).await {
                 Err(_) => return Err(timeout(strays)),
@@ -350,25 +355,33 @@ impl Client {
                     continue;
                 }
             };
-            match message::classify(&line) {
-                Incoming::Response(response) if response.id.key() == wanted => {
-                    return Ok((line, response));
+            let answer = match message::classify(&line) {
+                Incoming::Response(reply) if reply.answers(id) => {
+                    Some(want_response.then(|| reply.to_response()))
                 }
-                Incoming::Response(_) => strays.0 += 1,
+                Incoming::Response(_) => {
+                    strays.0 += 1;
+                    None
+                }
                 Incoming::Request { id, method } => {
                     if !self.answer_server_request(&id, &method, deadline).await {
                         return Err(timeout(strays));
                     }
+                    None
                 }
-                Incoming::Notification => {}
-                Incoming::NotJsonRpc if line.trim_ascii().is_empty() => {}
+                Incoming::Notification => None,
+                Incoming::NotJsonRpc if line.trim_ascii().is_empty() => None,
                 Incoming::NotJsonRpc => {
                     strays.1 += 1;
                     self.note_noise(&format!(
                         "skipping a line from the server that is not JSON-RPC: {}",
                         preview(&line)
                     ));
+                    None
                 }
+            };
+            if let Some(response) = answer {
+                return Ok((line, response));
             }
         }
     }

@@ -126,6 +126,119 @@ impl Payload {
     }
 }
 
+/// Where an answer frame's payload sits in its text, read without building a value: the
+/// byte-equality fast path of [`crate::verify::Verifier::answer`] compares these spans before
+/// anything is parsed, normalised or diffed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RawPayload {
+    /// An `error` member (which wins over `result`, as in [`Payload::from_frame`]).
+    pub error: bool,
+    /// The payload's bytes in the frame text.
+    pub span: std::ops::Range<usize>,
+}
+
+impl RawPayload {
+    /// The payload of the frame `text`, when reading `text` as a [`Value`] would succeed and give
+    /// a frame [`Payload::from_frame`] reads, so that equal spans stand for equal payloads.
+    /// `None` when that cannot be told without the full parse (a payload member given twice, a
+    /// text that is not an object): the caller then takes the plain path.
+    ///
+    /// Members other than the payload are read as values, which applies the parse's own checks
+    /// (nesting depth, number range) to them; the payload is only scanned, so a caller must know
+    /// by other means that it parses (the recorded one was parsed when the plan was read, and a
+    /// live payload is only ever compared with a recorded one of the same bytes, at the same
+    /// depth).
+    pub(crate) fn find(text: &str) -> Option<RawPayload> {
+        let base = text.as_ptr() as usize;
+        let members = serde_json::from_str::<FrameMembers<'_>>(text).ok()?;
+        let (error, raw) = match (members.error, members.result) {
+            (Some(error), _) => (true, error),
+            (None, Some(result)) => (false, result),
+            (None, None) => return None,
+        };
+        let start = raw.get().as_ptr() as usize - base;
+        Some(RawPayload {
+            error,
+            span: start..start + raw.get().len(),
+        })
+    }
+}
+
+/// An answer frame's `result` and `error` members, borrowed from its text; see
+/// [`RawPayload::find`].
+struct FrameMembers<'a> {
+    result: Option<&'a serde_json::value::RawValue>,
+    error: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'de> serde::Deserialize<'de> for FrameMembers<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{Error as _, MapAccess, Visitor};
+
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = FrameMembers<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC answer object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = FrameMembers {
+                    result: None,
+                    error: None,
+                };
+                while let Some(key) = map.next_key::<Key>()? {
+                    let slot = match key {
+                        Key::Result => &mut members.result,
+                        Key::Error => &mut members.error,
+                        Key::Other => {
+                            map.next_value::<Value>()?;
+                            continue;
+                        }
+                    };
+                    // A repeated payload member: the full parse would read (and check) both
+                    // and keep the last; leave that to it.
+                    if slot.replace(map.next_value()?).is_some() {
+                        return Err(A::Error::custom("a payload member given twice"));
+                    }
+                }
+                Ok(members)
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+/// A member name of an answer frame, told apart without allocating.
+enum Key {
+    Result,
+    Error,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Key;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key, E> {
+                Ok(match name {
+                    "result" => Key::Result,
+                    "error" => Key::Error,
+                    _ => Key::Other,
+                })
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
 /// `code` of an error payload, as JSON text (`?` when absent).
 fn code(error: &Value) -> String {
     error

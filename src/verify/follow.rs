@@ -32,6 +32,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::json::diff::escape_segment;
+use crate::json::token;
 
 /// An MRTR result's opaque state, minted by definition whatever it looks like: a retry must
 /// carry the live server's own.
@@ -60,7 +61,7 @@ pub(crate) struct Use {
 }
 
 /// Every link found in a recording.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub(crate) struct Links {
     pub sources: Vec<Source>,
     /// Per request pair: the fields that follow a minted value.
@@ -87,7 +88,7 @@ pub(crate) struct Linker {
 impl Linker {
     /// A request (pair `pair`): its string leaves either follow a minted value or become
     /// client-said strings.
-    pub(crate) fn request(&mut self, pair: usize, params: Option<&Value>) {
+    pub(crate) fn request(&mut self, pair: usize, params: Option<Tree<'_>>) {
         self.followed_now.clear();
         let Some(params) = params else { return };
         let Linker {
@@ -97,7 +98,7 @@ impl Linker {
             links,
             followed_now,
         } = self;
-        string_leaves(params, &mut Vec::new(), &mut |pointer, text| {
+        params.leaves(&mut |steps, text| {
             let Some(source) = minted.get(text) else {
                 if text.len() <= MAX_MINTED_BYTES {
                     client_strings.insert(text.to_owned());
@@ -113,7 +114,7 @@ impl Linker {
                 links.minted_by.entry(source.pair).or_default().push(index);
             }
             links.uses.entry(pair).or_default().push(Use {
-                pointer: pointer.to_vec(),
+                pointer: steps.segments(),
                 recorded: text.to_owned(),
                 source: index,
             });
@@ -122,15 +123,15 @@ impl Linker {
 
     /// A recorded result (pair `pair`, answering `method`): strings the client never said are
     /// minted here.
-    pub(crate) fn response(&mut self, pair: usize, method: &str, result: &Value) {
+    pub(crate) fn response(&mut self, pair: usize, method: &str, result: Tree<'_>) {
         let Linker {
             client_strings,
             minted,
             followed_now,
             ..
         } = self;
-        let mut mint = |pointer: &[String], text: &str| {
-            let state = pointer.last().is_some_and(|k| k == REQUEST_STATE);
+        let mut mint = |steps: &Steps<'_>, text: &str| {
+            let state = steps.ends_with_key(REQUEST_STATE);
             if (state || looks_minted(text))
                 && !client_strings.contains(text)
                 && !followed_now.contains(text)
@@ -139,17 +140,17 @@ impl Linker {
                     text.to_owned(),
                     Source {
                         pair,
-                        pointer: pointer.to_vec(),
+                        pointer: steps.segments(),
                     },
                 );
             }
         };
         if method.ends_with("/list") {
-            if let Some(cursor) = result.get("nextCursor").and_then(Value::as_str) {
-                mint(&["nextCursor".to_owned()], cursor);
+            if let Some(cursor) = result.member_str("nextCursor") {
+                mint(&Steps(vec![Step::Key("nextCursor")]), &cursor);
             }
         } else {
-            string_leaves(result, &mut Vec::new(), &mut mint);
+            result.leaves(&mut mint);
         }
     }
 
@@ -167,22 +168,210 @@ pub(crate) fn looks_minted(text: &str) -> bool {
         && !text.chars().all(|c| c.is_ascii_alphabetic())
 }
 
-/// Calls `each` with every string leaf of `value` and its pointer, in document order.
-fn string_leaves(value: &Value, path: &mut Vec<String>, each: &mut impl FnMut(&[String], &str)) {
+/// One step of the way to a string leaf, borrowed from the value walked: the pointer is only
+/// spelled out ([`Steps::segments`]) for the few leaves that mint or follow something, not for
+/// every string of every request and answer.
+#[derive(Debug, Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// The steps from the root to the current leaf.
+struct Steps<'v>(Vec<Step<'v>>);
+
+impl Steps<'_> {
+    /// The pointer as segments.
+    fn segments(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => (*key).to_owned(),
+                Step::Index(i) => i.to_string(),
+            })
+            .collect()
+    }
+
+    /// Whether the leaf is the member `key` of an object.
+    fn ends_with_key(&self, key: &str) -> bool {
+        matches!(self.0.last(), Some(Step::Key(k)) if *k == key)
+    }
+}
+
+/// A JSON value whose string leaves the linker reads: parsed, or its text when
+/// [`walkable`] (which spares building a value for every request and answer of a cassette).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Tree<'a> {
+    Value(&'a Value),
+    /// Text that [`walkable`] accepted.
+    Text(&'a str),
+}
+
+impl<'a> Tree<'a> {
+    /// Calls `each` with every string leaf and the steps to it, in document order.
+    fn leaves(self, each: &mut impl FnMut(&Steps<'_>, &str)) {
+        match self {
+            Tree::Value(value) => string_leaves(value, &mut Steps(Vec::new()), each),
+            Tree::Text(text) => {
+                walk_text(text, 0, 0, &mut Steps(Vec::new()), each);
+            }
+        }
+    }
+
+    /// The member `key` when this is an object and that member a string.
+    pub(crate) fn member_str(self, key: &str) -> Option<std::borrow::Cow<'a, str>> {
+        match self {
+            Tree::Value(value) => value.get(key)?.as_str().map(std::borrow::Cow::Borrowed),
+            Tree::Text(text) => {
+                let mut found = None;
+                token::for_each_member(text, |k, v| {
+                    if k == key {
+                        found = Some(v);
+                    }
+                    Some(())
+                });
+                let raw = found?.strip_prefix('"')?.strip_suffix('"')?;
+                Some(if raw.contains('\\') {
+                    std::borrow::Cow::Owned(token::decode(raw))
+                } else {
+                    std::borrow::Cow::Borrowed(raw)
+                })
+            }
+        }
+    }
+}
+
+/// Deepest nesting the text walk follows; deeper values are left to the parser (whose limit,
+/// 128, decides whether they read at all).
+const WALK_DEPTH: usize = 64;
+/// Most members per object the text walk checks for repeated keys.
+const WALK_MEMBERS: usize = 32;
+
+/// Whether the JSON text `text` (valid JSON: a cassette member) can be walked in place with the
+/// result a parsed value would give, and parses as a value at all. It cannot, and the caller
+/// parses, when the text holds a key given twice (a parsed object keeps the last), an escaped
+/// key, a `\u` escape (a lone surrogate fails the parse), a number with an exponent or more
+/// than 18 integer digits (it may be out of range), nesting deeper than [`WALK_DEPTH`], or an
+/// object of more than [`WALK_MEMBERS`] members.
+pub(crate) fn walkable(text: &str) -> bool {
+    walk_text(text, 0, 0, &mut Steps(Vec::new()), &mut |_, _| {})
+        .is_some_and(|end| token::skip_ws(text.as_bytes(), end) == text.len())
+}
+
+/// Walks the value starting at `i` of `text`, calling `each` for its string leaves; answers the
+/// index past it, or `None` where [`walkable`] says no.
+fn walk_text<'t>(
+    text: &'t str,
+    i: usize,
+    depth: usize,
+    path: &mut Steps<'t>,
+    each: &mut impl FnMut(&Steps<'_>, &str),
+) -> Option<usize> {
+    let b = text.as_bytes();
+    let i = token::skip_ws(b, i);
+    match *b.get(i)? {
+        b'"' => {
+            let (end, escaped) = token::string_end_trusted(b, i)?;
+            let content = text.get(i + 1..end - 1)?;
+            if escaped {
+                if content.contains("\\u") {
+                    return None;
+                }
+                each(path, &token::decode(content));
+            } else {
+                each(path, content);
+            }
+            Some(end)
+        }
+        b'{' => {
+            if depth >= WALK_DEPTH {
+                return None;
+            }
+            let mut keys = [""; WALK_MEMBERS];
+            let mut count = 0;
+            let mut j = token::skip_ws(b, i + 1);
+            if b.get(j) == Some(&b'}') {
+                return Some(j + 1);
+            }
+            loop {
+                if b.get(j) != Some(&b'"') {
+                    return None;
+                }
+                let (end, escaped) = token::string_end_trusted(b, j)?;
+                let key = text.get(j + 1..end - 1)?;
+                if escaped || count == WALK_MEMBERS || keys[..count].contains(&key) {
+                    return None;
+                }
+                keys[count] = key;
+                count += 1;
+                j = token::skip_ws(b, end);
+                if b.get(j) != Some(&b':') {
+                    return None;
+                }
+                path.0.push(Step::Key(key));
+                let next = walk_text(text, j + 1, depth + 1, path, each);
+                path.0.pop();
+                j = token::skip_ws(b, next?);
+                match *b.get(j)? {
+                    b',' => j = token::skip_ws(b, j + 1),
+                    b'}' => return Some(j + 1),
+                    _ => return None,
+                }
+            }
+        }
+        b'[' => {
+            if depth >= WALK_DEPTH {
+                return None;
+            }
+            let mut j = token::skip_ws(b, i + 1);
+            if b.get(j) == Some(&b']') {
+                return Some(j + 1);
+            }
+            let mut index = 0;
+            loop {
+                path.0.push(Step::Index(index));
+                let next = walk_text(text, j, depth + 1, path, each);
+                path.0.pop();
+                index += 1;
+                j = token::skip_ws(b, next?);
+                match *b.get(j)? {
+                    b',' => j = token::skip_ws(b, j + 1),
+                    b']' => return Some(j + 1),
+                    _ => return None,
+                }
+            }
+        }
+        b't' => token::literal_end(b, i, "true"),
+        b'f' => token::literal_end(b, i, "false"),
+        b'n' => token::literal_end(b, i, "null"),
+        _ => {
+            let n = token::number(b, i)?;
+            let spelled = text.get(i..n.end)?;
+            (n.int_digits <= 18 && !spelled.contains(['e', 'E'])).then_some(n.end)
+        }
+    }
+}
+
+/// Calls `each` with every string leaf of `value` and the steps to it, in document order.
+fn string_leaves<'v>(
+    value: &'v Value,
+    path: &mut Steps<'v>,
+    each: &mut impl FnMut(&Steps<'_>, &str),
+) {
     match value {
         Value::String(s) => each(path, s),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                path.push(i.to_string());
+                path.0.push(Step::Index(i));
                 string_leaves(item, path, each);
-                path.pop();
+                path.0.pop();
             }
         }
         Value::Object(members) => {
             for (k, v) in members {
-                path.push(k.clone());
+                path.0.push(Step::Key(k));
                 string_leaves(v, path, each);
-                path.pop();
+                path.0.pop();
             }
         }
         _ => {}
@@ -306,6 +495,12 @@ impl Follower {
         }
     }
 
+    /// Whether any recorded value is read as a live one ([`Follower::map_recorded`] would
+    /// change something).
+    pub(crate) fn maps_values(&self) -> bool {
+        !self.mapping.is_empty()
+    }
+
     /// Reads every followed recorded value in `value` as its live counterpart.
     pub(crate) fn map_recorded(&self, value: &mut Value) {
         if self.mapping.is_empty() {
@@ -329,13 +524,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The links of `pairs`, found on parsed values; the same found walking their text.
     fn links(pairs: &[(Value, Value)]) -> Links {
         let mut linker = Linker::default();
+        let mut by_text = Linker::default();
         for (i, (params, result)) in pairs.iter().enumerate() {
-            linker.request(i, Some(params));
-            linker.response(i, "tools/call", result);
+            linker.request(i, Some(Tree::Value(params)));
+            linker.response(i, "tools/call", Tree::Value(result));
+            let (params, result) = (params.to_string(), result.to_string());
+            assert!(walkable(&params) && walkable(&result));
+            by_text.request(i, Some(Tree::Text(&params)));
+            by_text.response(i, "tools/call", Tree::Text(&result));
         }
-        linker.finish()
+        let links = linker.finish();
+        assert_eq!(links, by_text.finish());
+        links
     }
 
     #[test]
@@ -345,10 +548,10 @@ mod tests {
         linker.response(
             0,
             "resources/list",
-            &json!({"resources": [{"uri": "tiny://readme"}], "nextCursor": "c-2"}),
+            Tree::Text(r#"{"resources": [{"uri": "tiny://readme"}], "nextCursor": "c-2"}"#),
         );
-        linker.request(1, Some(&json!({"uri": "tiny://readme"})));
-        linker.request(2, Some(&json!({"cursor": "c-2"})));
+        linker.request(1, Some(Tree::Value(&json!({"uri": "tiny://readme"}))));
+        linker.request(2, Some(Tree::Text(r#"{"cursor": "c-2"}"#)));
         let l = linker.finish();
         assert!(!l.uses.contains_key(&1));
         assert_eq!(l.uses[&2][0].recorded, "c-2");
@@ -473,5 +676,100 @@ mod tests {
         );
         let mut params = json!({"cursor": "p2"});
         assert_eq!(f.rewrite(&l, 1, &mut params), (Vec::new(), false));
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// JSON text with what the text walk must refuse or read like the parser: repeated and
+    /// escaped keys, escapes, exponents, long integers, deep nesting.
+    fn text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("-12".to_owned()),
+            Just("2.5".to_owned()),
+            Just("1e400".to_owned()),
+            Just("1E2".to_owned()),
+            Just("1234567890123456789012".to_owned()),
+            Just(r#""task-1""#.to_owned()),
+            Just(r#""a\nb""#.to_owned()),
+            Just(r#""\ud800""#.to_owned()),
+            Just(r#""\u0041""#.to_owned()),
+            Just(format!("{}{}", "[".repeat(70), "]".repeat(70))),
+            "[a-z0-9 ]{0,6}".prop_map(|s| format!("\"{s}\"")),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|items| format!("[{}]", items.join(" , "))),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "a",
+                            "b",
+                            "name",
+                            "nextCursor",
+                            "requestState",
+                            "k\\u0061",
+                            "x\\n",
+                        ]),
+                        inner
+                    ),
+                    0..5
+                )
+                .prop_map(|members| {
+                    let members: Vec<String> = members
+                        .iter()
+                        .map(|(k, v)| format!("\"{k}\":{v}"))
+                        .collect();
+                    format!("{{ {} }}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    fn leaves(tree: Tree<'_>) -> Vec<(Vec<String>, String)> {
+        let mut out = Vec::new();
+        tree.leaves(&mut |steps, text| out.push((steps.segments(), text.to_owned())));
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// Text the walk accepts parses, and reads as the parsed value does.
+        #[test]
+        fn the_text_walk_reads_as_the_parsed_value(text in text()) {
+            if walkable(&text) {
+                let value: Value = serde_json::from_str(&text).expect("walkable text parses");
+                prop_assert_eq!(leaves(Tree::Text(&text)), leaves(Tree::Value(&value)));
+                for key in ["name", "nextCursor", "a"] {
+                    prop_assert_eq!(
+                        Tree::Text(&text).member_str(key),
+                        Tree::Value(&value).member_str(key)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_walk_refuses_what_the_parser_decides_otherwise() {
+        assert!(walkable(r#"{"a": [1, "x\ty", {"b": null}], "c": -2.5}"#));
+        for text in [
+            r#"{"a":1,"a":2}"#,
+            r#"{"\u0061":1}"#,
+            r#""\ud800""#,
+            "1e400",
+            "12345678901234567890",
+            r#"{"a":1} x"#,
+        ] {
+            assert!(!walkable(text), "{text}");
+        }
     }
 }

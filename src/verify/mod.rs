@@ -22,7 +22,7 @@ pub(crate) mod render;
 
 use serde_json::Value;
 
-pub(crate) use compare::{Class, Options, Payload};
+pub(crate) use compare::{Class, Options, Payload, RawPayload};
 pub(crate) use follow::Followed;
 pub(crate) use plan::Plan;
 
@@ -162,7 +162,46 @@ impl<'a> Verifier<'a> {
     }
 
     /// Classifies the live answer to pair `index`.
+    ///
+    /// A live payload byte for byte equal to the recorded one is a MATCH without being parsed,
+    /// normalised or diffed: equal bytes read as equal values, and everything the plain path
+    /// does to two equal values leaves them equal, except reading followed values as their live
+    /// counterparts, so the shortcut is only taken while no value is followed and when this pair
+    /// mints none (the follower must see its answer). The property tests below hold the two
+    /// paths to the same verdict.
     pub(crate) fn answer(&mut self, index: usize, followed: Vec<Followed>, live: Live) -> Outcome {
+        if let Live::Answer(line) = &live {
+            if self.unchanged(index, line) {
+                return Outcome {
+                    pair: index,
+                    class: Class::Match,
+                    followed,
+                };
+            }
+        }
+        self.answer_plain(index, followed, live)
+    }
+
+    /// Whether the live answer `line` carries the recorded payload of pair `index`, byte for
+    /// byte, with nothing to follow in it.
+    fn unchanged(&self, index: usize, line: &str) -> bool {
+        let pair = &self.plan.pairs[index];
+        let Some(recorded) = &pair.payload else {
+            return false;
+        };
+        if self.follower.maps_values() || self.plan.links.minted_by.contains_key(&index) {
+            return false;
+        }
+        let Some(live) = RawPayload::find(line) else {
+            return false;
+        };
+        live.error == recorded.error
+            && line.as_bytes().get(live.span) == pair.answer.as_bytes().get(recorded.span.clone())
+    }
+
+    /// [`Verifier::answer`] without the byte-equality shortcut: parse both answers, normalise,
+    /// diff.
+    fn answer_plain(&mut self, index: usize, followed: Vec<Followed>, live: Live) -> Outcome {
         let pair = &self.plan.pairs[index];
         let recorded = serde_json::from_str::<Value>(&pair.answer)
             .ok()
@@ -321,5 +360,331 @@ mod tests {
             "verify: 0 match, 0 changed, 0 error-shape-changed, 1 missing"
         );
         assert!(!s.passed());
+    }
+}
+
+/// The byte-equality fast path of [`Verifier::answer`] gives the plain path's verdict, whatever
+/// the answers, waivers and followed values.
+#[cfg(test)]
+mod properties {
+    use std::path::Path;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::cassette::Reader;
+
+    const HEADER: &str = r#"{"type":"header","cassetteVersion":2,"recorder":"x","startedAt":"2026-01-01T00:00:00Z","transport":"stdio"}"#;
+
+    /// JSON values rich in what the plain path erases or follows.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3_i64..3).prop_map(Value::from),
+            Just(serde_json::json!(1_700_000_000_u64)),
+            Just(serde_json::json!(2.5)),
+            Just(serde_json::json!(1.0)),
+            prop::sample::select(vec![
+                "x",
+                "task",
+                "working",
+                "task-1",
+                "task-9",
+                "2026-10-08T00:00:00Z",
+                "0f8fad5b-d9cb-469f-a165-70867728950e",
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "a",
+                            "b",
+                            "_meta",
+                            "ttlMs",
+                            "resultType",
+                            "taskId",
+                            "requestState",
+                            "pollIntervalMs",
+                        ]),
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|members| {
+                    Value::Object(
+                        members
+                            .into_iter()
+                            .map(|(k, v)| (k.to_owned(), v))
+                            .collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    /// A payload's text: compact, or spaced out on one line (same value, other bytes).
+    fn text(value: &Value, pretty: bool) -> String {
+        if pretty {
+            // Newlines inside strings are escaped: the literal ones are layout.
+            serde_json::to_string_pretty(value)
+                .unwrap()
+                .replace('\n', " ")
+        } else {
+            value.to_string()
+        }
+    }
+
+    /// How the live line is built around a payload text.
+    #[derive(Debug, Clone)]
+    enum Shape {
+        Plain,
+        /// An extra member the plain parse rejects (too deep, a number out of range).
+        Unreadable(&'static str),
+        /// The payload member given twice, the first one other.
+        Twice,
+        Bom,
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        prop_oneof![
+            6 => Just(Shape::Plain),
+            1 => prop::sample::select(vec!["1e400", "DEEP"]).prop_map(Shape::Unreadable),
+            1 => Just(Shape::Twice),
+            1 => Just(Shape::Bom),
+        ]
+    }
+
+    fn frame(id: u64, error: bool, payload: &str, shape: &Shape) -> String {
+        let kind = if error { "error" } else { "result" };
+        match shape {
+            Shape::Plain => format!(r#"{{"jsonrpc":"2.0","id":{id},"{kind}":{payload}}}"#),
+            Shape::Unreadable(extra) => {
+                let extra = if *extra == "DEEP" {
+                    format!("{}{}", "[".repeat(200), "]".repeat(200))
+                } else {
+                    (*extra).to_owned()
+                };
+                format!(r#"{{"jsonrpc":"2.0","x":{extra},"id":{id},"{kind}":{payload}}}"#)
+            }
+            Shape::Twice => {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"{kind}":{{"a":1}},"{kind}":{payload}}}"#)
+            }
+            Shape::Bom => {
+                format!("\u{feff}{{\"jsonrpc\":\"2.0\",\"id\":{id},\"{kind}\":{payload}}}")
+            }
+        }
+    }
+
+    fn request(id: u64, method: &str, params: &str) -> String {
+        format!(
+            r#"{{"type":"frame","t":0,"dir":"c2s","frame":{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}}}"#
+        )
+    }
+
+    fn answer(frame: &str) -> String {
+        format!(r#"{{"type":"frame","t":0,"dir":"s2c","frame":{frame}}}"#)
+    }
+
+    #[derive(Debug, Clone)]
+    struct Case {
+        /// A task sequence first, so values are followed when the pair under test is answered
+        /// (the live server minting `live_task`).
+        tasks: Option<&'static str>,
+        recorded: Value,
+        recorded_error: bool,
+        recorded_pretty: bool,
+        /// The live payload: the recorded bytes, or another value.
+        live: Option<Value>,
+        live_error: bool,
+        live_pretty: bool,
+        shape: Shape,
+        /// A later request reusing `task-1`, so the pair under test may mint it.
+        reuse: bool,
+        ignore: Vec<&'static str>,
+        allow: Vec<&'static str>,
+        allow_all: bool,
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            (
+                prop::option::of(prop::sample::select(vec!["task-9", "task-1", "task-5"])),
+                value(),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.1),
+                prop::option::weighted(0.3, value()),
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.1),
+                shape(),
+            ),
+            (
+                any::<bool>(),
+                prop::collection::vec(prop::sample::select(vec!["/a", "/b/0", "/taskId"]), 0..2),
+                prop::collection::vec(prop::sample::select(vec!["/a", "/b"]), 0..2),
+                prop::bool::weighted(0.1),
+            ),
+        )
+            .prop_map(
+                |(
+                    (
+                        tasks,
+                        recorded,
+                        recorded_error,
+                        recorded_pretty,
+                        live,
+                        live_error,
+                        live_pretty,
+                        shape,
+                    ),
+                    (reuse, ignore, allow, allow_all),
+                )| Case {
+                    tasks,
+                    recorded,
+                    recorded_error,
+                    recorded_pretty,
+                    live,
+                    live_error: live_error != recorded_error && live_error,
+                    live_pretty,
+                    shape,
+                    reuse,
+                    ignore,
+                    allow,
+                    allow_all,
+                },
+            )
+    }
+
+    /// Runs `case` through a fresh verifier: every pair before the one under test the plain way,
+    /// then that one by `fast` or by the plain path.
+    fn verdict(case: &Case, fast: bool) -> (Class, Vec<Followed>) {
+        let recorded_text = text(&case.recorded, case.recorded_pretty);
+        let mut lines = vec![HEADER.to_owned()];
+        if case.tasks.is_some() {
+            lines.push(request(1, "tools/call", r#"{"name":"build"}"#));
+            lines.push(answer(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"task-9"}}"#,
+            ));
+            lines.push(request(2, "tasks/get", r#"{"taskId":"task-9"}"#));
+            lines.push(answer(
+                r#"{"jsonrpc":"2.0","id":2,"result":{"taskId":"task-9"}}"#,
+            ));
+        }
+        lines.push(request(3, "tools/call", r#"{"name":"probe"}"#));
+        lines.push(answer(&frame(
+            3,
+            case.recorded_error,
+            &recorded_text,
+            &Shape::Plain,
+        )));
+        if case.reuse {
+            lines.push(request(4, "tasks/get", r#"{"taskId":"task-1"}"#));
+            lines.push(answer(r#"{"jsonrpc":"2.0","id":4,"result":{}}"#));
+        }
+        let text_all = lines.join("\n");
+        let plan = Plan::read(Reader::new(text_all.as_bytes(), Path::new("t")).unwrap()).unwrap();
+        let options = Options::new(
+            &case
+                .ignore
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect::<Vec<_>>(),
+            &case
+                .allow
+                .iter()
+                .map(|p| (*p).to_owned())
+                .collect::<Vec<_>>(),
+            case.allow_all,
+        )
+        .unwrap();
+        let mut v = Verifier::new(&plan, &options);
+        let mut index = 0;
+        if let Some(live_task) = case.tasks {
+            let first = v.prepare(0, Era::Legacy);
+            v.answer_plain(
+                0,
+                first.followed,
+                Live::Answer(format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"result":{{"resultType":"task","taskId":"{live_task}"}}}}"#
+                )),
+            );
+            let second = v.prepare(1, Era::Legacy);
+            v.answer_plain(
+                1,
+                second.followed,
+                Live::Answer(format!(
+                    r#"{{"jsonrpc":"2.0","id":2,"result":{{"taskId":"{live_task}"}}}}"#
+                )),
+            );
+            index = 2;
+        }
+        let live_payload = match &case.live {
+            None => recorded_text.clone(),
+            Some(other) => text(other, case.live_pretty),
+        };
+        let live_error = if case.live.is_none() {
+            case.recorded_error
+        } else {
+            case.live_error
+        };
+        let line = frame(17, live_error, &live_payload, &case.shape);
+        let prepared = v.prepare(index, Era::Legacy);
+        let outcome = if fast {
+            v.answer(index, prepared.followed, Live::Answer(line))
+        } else {
+            v.answer_plain(index, prepared.followed, Live::Answer(line))
+        };
+        (outcome.class, outcome.followed)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn the_byte_equal_fast_path_gives_the_plain_verdict(case in case()) {
+            prop_assert_eq!(verdict(&case, true), verdict(&case, false), "{:?}", case);
+        }
+    }
+
+    /// The fast path is taken where it should be (the property above would hold vacuously if
+    /// it never were) and refused where it must be.
+    #[test]
+    fn the_fast_path_is_taken_for_an_unchanged_answer_only() {
+        let lines = [
+            HEADER.to_owned(),
+            request(1, "tools/call", r#"{"name":"echo"}"#),
+            answer(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            ),
+            request(2, "tools/call", r#"{"name":"build"}"#),
+            answer(r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"task","taskId":"task-9"}}"#),
+            request(3, "tasks/get", r#"{"taskId":"task-9"}"#),
+            answer(r#"{"jsonrpc":"2.0","id":3,"result":{"taskId":"task-9"}}"#),
+        ]
+        .join("\n");
+        let plan = Plan::read(Reader::new(lines.as_bytes(), Path::new("t")).unwrap()).unwrap();
+        let options = Options::default();
+        let mut v = Verifier::new(&plan, &options);
+        let echo = r#"{"id":9,"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"hi"}]}}"#;
+        assert!(v.unchanged(0, echo));
+        assert!(!v.unchanged(0, &echo.replace("hi", "ho")));
+        assert!(!v.unchanged(0, &echo.replace("result", "error")));
+        // The minting pair: the follower must see its answer.
+        let minted = r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"task","taskId":"task-9"}}"#;
+        assert!(!v.unchanged(1, minted));
+        v.answer(
+            1,
+            Vec::new(),
+            Live::Answer(minted.replace("task-9", "task-3")),
+        );
+        // Now `task-9` reads as `task-3`: an answer still saying `task-9` is no shortcut.
+        assert!(!v.unchanged(
+            2,
+            r#"{"jsonrpc":"2.0","id":3,"result":{"taskId":"task-9"}}"#
+        ));
     }
 }

@@ -11,14 +11,17 @@
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::follow::{Linker, Links};
+use super::compare::RawPayload;
+use super::follow::{self, Linker, Links, Tree};
 use crate::cassette::{self, CassetteError, Entry, EntryKind, Reader};
 use crate::cassette::{Dir, volatile::Declaration};
+use crate::json::token;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 use crate::redact::placeholder::contains_placeholder;
@@ -42,6 +45,9 @@ pub(crate) struct Pair {
     pub params: Option<Box<str>>,
     /// The recorded answer frame, whole, as recorded.
     pub answer: Box<str>,
+    /// Where its payload sits in `answer`, when `answer` reads as a result or error frame
+    /// (for the byte-equality fast path).
+    pub payload: Option<RawPayload>,
 }
 
 /// Everything `verify` needs from one cassette.
@@ -99,25 +105,45 @@ impl Plan {
     }
 
     /// Reads a cassette whose header `reader` has read already.
-    pub(crate) fn read<R: Read>(mut reader: Reader<R>) -> Result<Plan, PlanError> {
+    ///
+    /// The entries are read and parsed on a second thread while this one pairs them and finds
+    /// the links: the two halves cost about the same, and nothing else runs before the plan is
+    /// whole, so on two cores the plan is ready in about half the time. The order of the
+    /// entries, and the first error, are the reader's.
+    pub(crate) fn read<R: Read + Send>(reader: Reader<R>) -> Result<Plan, PlanError> {
         let header = reader.header();
         // The header's `volatile` declarations are validated with replay's rules and messages
         // and otherwise change nothing: verify re-sends the recorded values (docs/verify.md,
         // "Declared volatility").
         declarations(header.volatile().as_ref())?;
-        let mut plan = Plan {
+        let plan = Plan {
             redaction_applied: header.redaction_applied(),
             era: header.era(),
             ..Plan::default()
         };
         let path = reader.path().to_owned();
+        std::thread::scope(|scope| {
+            let (sender, batches) = mpsc::sync_channel(BATCHES_AHEAD);
+            scope.spawn(move || read_ahead(reader, &sender));
+            // Returning early (an error) drops the receiver, which stops the reading thread.
+            plan.assemble(&path, batches.into_iter().flatten())
+        })
+    }
+
+    /// Pairs the entries of a cassette, in order, into the plan.
+    fn assemble(
+        self,
+        path: &Path,
+        entries: impl Iterator<Item = Result<Entry, CassetteError>>,
+    ) -> Result<Plan, PlanError> {
+        let mut plan = self;
         // Ids repeat across connections in an HTTP cassette: an answer pairs with the latest
         // unanswered request carrying its id.
         let mut requests: Vec<(Pending, Option<Box<str>>)> = Vec::new();
         // Per id: the requests still waiting for an answer, as indices into `requests`.
         let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
         let mut skipped: Vec<(String, usize)> = Vec::new();
-        for entry in reader.by_ref() {
+        for entry in entries {
             let entry: Entry = entry?;
             match (&entry.kind, entry.dir) {
                 (EntryKind::Frame(frame), Some(Dir::C2s)) if frame.kind() == FrameKind::Request => {
@@ -164,8 +190,7 @@ impl Plan {
                     }
                 }
                 (EntryKind::Unknown(kind), _) => {
-                    plan.notes
-                        .push(cassette::unknown_entry_warning(kind, &path));
+                    plan.notes.push(cassette::unknown_entry_warning(kind, path));
                 }
                 _ => {}
             }
@@ -177,20 +202,36 @@ impl Plan {
             .into_iter()
             .filter_map(|(request, answer)| Some((request, answer?)));
         for (pending, answer) in answered {
-            let params_value: Option<Value> = pending
-                .params
-                .as_deref()
-                .and_then(|text| serde_json::from_str(text).ok());
-            let label = label(&pending.method, params_value.as_ref());
+            // Text the linker can walk in place is not parsed (most of a cassette's is).
+            let params_value: Option<Value>;
+            let params = match pending.params.as_deref() {
+                Some(text) if follow::walkable(text) => Some(Tree::Text(text)),
+                Some(text) => {
+                    params_value = serde_json::from_str(text).ok();
+                    params_value.as_ref().map(Tree::Value)
+                }
+                None => None,
+            };
+            let label = label(&pending.method, params);
             if pending.params.as_deref().is_some_and(contains_placeholder) {
                 plan.placeholder_labels.push(label.clone());
             }
             let index = plan.pairs.len();
-            linker.request(index, params_value.as_ref());
-            let answer_value: Option<Value> = serde_json::from_str(&answer).ok();
-            if let Some(result) = answer_value.as_ref().and_then(|a| a.get("result")) {
+            linker.request(index, params);
+            let answer_value: Option<Value>;
+            let (answer_reads, result) = if follow::walkable(&answer) {
+                (true, result_member(&answer).map(Tree::Text))
+            } else {
+                answer_value = serde_json::from_str(&answer).ok();
+                let result = answer_value.as_ref().and_then(|a| a.get("result"));
+                (answer_value.is_some(), result.map(Tree::Value))
+            };
+            if let Some(result) = result {
                 linker.response(index, &pending.method, result);
             }
+            // Only an answer that parses: the fast path stands for the plain one, which
+            // cannot read the others.
+            let payload = answer_reads.then(|| RawPayload::find(&answer)).flatten();
             plan.pairs.push(Pair {
                 line: pending.line,
                 t: pending.t,
@@ -198,6 +239,7 @@ impl Plan {
                 label,
                 params: pending.params,
                 answer,
+                payload,
             });
         }
         plan.links = linker.finish();
@@ -248,6 +290,33 @@ impl Plan {
 /// Longest recorded pause kept before a task poll.
 pub(crate) const MAX_POLL_PAUSE_MS: u64 = 10_000;
 
+/// Entries handed from the reading thread at a time: one hand-over per entry would cost more
+/// than it saves.
+const BATCH: usize = 256;
+/// Batches read ahead of the pairing, at most (so memory stays bounded by a few batches).
+const BATCHES_AHEAD: usize = 4;
+
+type Batch = Vec<Result<Entry, CassetteError>>;
+
+/// Reads every entry, in batches, until the end, the first error, or a receiver gone.
+fn read_ahead<R: Read>(reader: Reader<R>, sender: &mpsc::SyncSender<Batch>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    for entry in reader {
+        let failed = entry.is_err();
+        batch.push(entry);
+        if failed || batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            // After an error the reader has nothing more to say.
+            if sender.send(full).is_err() || failed {
+                return;
+            }
+        }
+    }
+    if !batch.is_empty() {
+        let _ = sender.send(batch);
+    }
+}
+
 /// Files a recorded answer with the latest unanswered request carrying its id.
 fn answer(
     frame: &Frame,
@@ -270,11 +339,24 @@ fn answer(
 }
 
 /// `tools/call <name>` for a tool call, the method otherwise.
-pub(crate) fn label(method: &str, params: Option<&Value>) -> String {
-    match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+pub(crate) fn label(method: &str, params: Option<Tree<'_>>) -> String {
+    match params.and_then(|p| p.member_str("name")) {
         Some(name) if method == "tools/call" => format!("tools/call {name}"),
         _ => method.to_owned(),
     }
+}
+
+/// The `result` member of an answer frame's text that [`follow::walkable`] accepted (so no key
+/// is given twice).
+fn result_member(frame: &str) -> Option<&str> {
+    let mut result = None;
+    token::for_each_member(frame, |key, value| {
+        if key == "result" {
+            result = Some(value);
+        }
+        Some(())
+    });
+    result
 }
 
 /// The header's `volatile` list, validated with replay's grammar and messages.

@@ -185,6 +185,7 @@ mod tests {
             label: label.to_owned(),
             params: None,
             answer: "{}".into(),
+            payload: None,
         }
     }
 
