@@ -14,7 +14,9 @@ use super::json::{self, NotJson, Scalar};
 use super::keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use super::placeholder::{KEYCTX, placeholder};
 use super::raw_line;
-use super::rules::{PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern};
+use super::rules::{
+    PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern, has_pair_trigger, may_hold_pair,
+};
 use super::{echo, keys};
 use crate::json::quote;
 use crate::jsonrpc::Frame;
@@ -34,6 +36,23 @@ pub(super) static SHAPE_TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
     }
 });
+
+/// The shape rules' own literals, case kept: every match of a built-in rule other than the
+/// free-text pair rule holds one as written. One search over a whole frame (a vectorised
+/// literal search, unlike the case-insensitive [`SHAPE_TRIGGER_AC`], which must look at every
+/// byte) says which strings may hold such a match; the pair rule is screened per string by
+/// [`may_pair`].
+static EXACT_TRIGGER_AC: LazyLock<AhoCorasick> =
+    LazyLock::new(|| match AhoCorasick::new(SHAPE_TRIGGERS) {
+        Ok(ac) => ac,
+        Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
+    });
+
+/// Whether string content (as written, escapes and all) may hold a match of the free-text pair
+/// rule: a `:`, `=` or `-` (a byte screen), then one of its trigger words in any case.
+fn may_pair(content: &str) -> bool {
+    may_hold_pair(content) && has_pair_trigger(content)
+}
 
 #[derive(Debug)]
 pub(super) struct Inner {
@@ -100,14 +119,15 @@ impl Inner {
     ///
     /// The fast path: one vectorised literal search for where a shape rule could start, and one
     /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
-    /// matched only when it sits under a sensitive key or holds a trigger.
+    /// matched only when it sits under a sensitive key, holds a trigger, or may hold a
+    /// `name=value` pair with a sensitive-looking name ([`may_pair`]).
     pub(super) fn json_text(
         &self,
         text: &str,
         hit: &mut HitFn<'_>,
     ) -> Result<Option<String>, NotJson> {
         let triggers: Vec<usize> = if self.user.is_empty() {
-            SHAPE_TRIGGER_AC
+            EXACT_TRIGGER_AC
                 .find_iter(text)
                 .map(|m| m.start())
                 .collect()
@@ -130,6 +150,7 @@ impl Inner {
                         }
                         (next < triggers.len() && triggers[next] < span.end)
                             || (escaped && may_spell_trigger(content))
+                            || may_pair(content)
                     } else {
                         true
                     };
@@ -149,6 +170,7 @@ impl Inner {
                         }
                         (next < triggers.len() && triggers[next] < span.end)
                             || (escaped && may_spell_trigger(content))
+                            || may_pair(content)
                     } else {
                         true
                     };
