@@ -410,7 +410,7 @@ pub(crate) fn needle_mask(text: &str) -> u64 {
 /// or `=` after the name, or the `--` of a flag. A cheap byte screen (one vectorised search)
 /// before the case-insensitive trigger search and the rule's regex.
 pub(crate) fn may_hold_pair(text: &str) -> bool {
-    memchr::memchr3(b':', b'=', b'-', text.as_bytes()).is_some()
+    crate::json::delimiter::any_of3(b':', b'=', b'-', text.as_bytes()).is_some()
 }
 
 /// Whether a text holds one of [`PAIR_TRIGGERS`], in any ASCII case.
@@ -676,5 +676,36 @@ mod tests {
         let once = redact(&s);
         assert!(once.contains("[REDACTED:github:"), "{once}");
         assert_eq!(redact(&once), once);
+    }
+
+    proptest::proptest! {
+        /// The screens are exact where they stand in for a plain test, and necessary where they
+        /// stand before a regex: one search gives each rule's `contains` answer, and the pair
+        /// rule never matches a text without `:`, `=` or `-`.
+        #[test]
+        fn screens_agree_with_the_plain_tests(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("sk-ant-"), proptest::strategy::Just("gh"),
+                proptest::strategy::Just("ghp_"), proptest::strategy::Just("github_pat_"),
+                proptest::strategy::Just("xox"), proptest::strategy::Just("://"),
+                proptest::strategy::Just("eyJ"), proptest::strategy::Just("Bearer "),
+                proptest::strategy::Just("AKIA"), proptest::strategy::Just("AIza"),
+                proptest::strategy::Just("PRIVATE KEY"), proptest::strategy::Just("token"),
+                proptest::strategy::Just("Password"), proptest::strategy::Just("="),
+                proptest::strategy::Just(":"), proptest::strategy::Just("--"),
+                proptest::strategy::Just(" "), proptest::strategy::Just("\t"),
+                proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("\""),
+            ], 0..24),
+        ) {
+            let text: String = parts.concat();
+            let mask = needle_mask(&text);
+            for (i, rule) in BUILTINS.iter().enumerate() {
+                let plain = rule.needles.iter().any(|n| text.contains(n));
+                proptest::prop_assert_eq!(mask & (1 << i) != 0, plain, "{} in {:?}", rule.name, text);
+                if rule.kind == Kind::Pair && !may_hold_pair(&text) {
+                    proptest::prop_assert!(!rule.regex.is_match(&text), "{:?}", text);
+                }
+            }
+        }
     }
 }
