@@ -153,6 +153,74 @@ impl Frame {
         if !text.starts_with('{') {
             return None;
         }
+        match Frame::scan(text) {
+            Some(decided) => decided,
+            None => Frame::parse_slow(text),
+        }
+    }
+
+    /// [`Frame::parse`] in one pass of the crate's strict scanner, which validates the text and
+    /// hands over the top-level members as it goes. `None` when it cannot decide as serde_json
+    /// would (a key with escapes, an escaped `jsonrpc` or `method`, a repeated envelope member,
+    /// deep nesting, or text the scanner refuses); `Some(answer)` otherwise. A property test
+    /// holds the answers equal to [`Frame::parse_slow`]'s.
+    fn scan(text: &str) -> Option<Option<Frame>> {
+        let (mut jsonrpc, mut id, mut method) = (None, None, None);
+        let (mut result, mut error) = (false, false);
+        crate::json::Scanner::new(text).members(|key, value| {
+            let first = match key {
+                "jsonrpc" => jsonrpc.replace(value).is_none(),
+                "id" => id.replace(value).is_none(),
+                "method" => method.replace(value).is_none(),
+                "result" => !std::mem::replace(&mut result, true),
+                "error" => !std::mem::replace(&mut error, true),
+                _ => true,
+            };
+            // serde refuses a repeated field; let it say so.
+            first.then_some(())
+        })?;
+        // An escaped `jsonrpc` or `method` is decoded by serde: leave those to it.
+        if [jsonrpc, method]
+            .iter()
+            .flatten()
+            .any(|raw| raw.starts_with('"') && raw.contains('\\'))
+        {
+            return None;
+        }
+        if jsonrpc != Some("\"2.0\"") {
+            return Some(None);
+        }
+        let method = match method {
+            None | Some("null") => None,
+            Some(raw) if raw.starts_with('"') => Some(raw[1..raw.len() - 1].to_owned()),
+            // serde refuses a `method` that is not a string.
+            Some(_) => return Some(None),
+        };
+        let id = match id {
+            Some(raw) => match Id::from_json(raw) {
+                Some(id) => Some(id),
+                None => return Some(None),
+            },
+            None => None,
+        };
+        let kind = match (&method, &id, result, error) {
+            (Some(_), Some(_), _, _) => FrameKind::Request,
+            (Some(_), None, _, _) => FrameKind::Notification,
+            (None, _, true, false) => FrameKind::Response,
+            (None, _, _, true) => FrameKind::ErrorResponse,
+            _ => FrameKind::Unclassified,
+        };
+        Some(Some(Frame {
+            span: 0..text.len(),
+            source: text.into(),
+            kind,
+            method,
+            id,
+        }))
+    }
+
+    /// [`Frame::parse`] by serde_json: what decides whenever the scanner cannot.
+    fn parse_slow(text: &str) -> Option<Frame> {
         let env: Envelope<'_> = serde_json::from_str(text).ok()?;
         if env.jsonrpc.as_deref() != Some("2.0") {
             return None;
@@ -244,6 +312,12 @@ impl Frame {
         Frame::parse(&value.to_string())
     }
 
+    /// The shared string the frame's text is a span of, and that span: a holder that keeps
+    /// the text (a cassette entry) shares it instead of copying it.
+    pub(crate) fn shared_text(&self) -> (&Arc<str>, Range<usize>) {
+        (&self.source, self.span.clone())
+    }
+
     /// The exact text of the frame (as received, minus a BOM and surrounding whitespace).
     pub fn text(&self) -> &str {
         self.source.get(self.span.clone()).unwrap_or_default()
@@ -305,6 +379,8 @@ pub fn classify(line: &str) -> Line {
 
 #[cfg(test)]
 mod tests {
+    use proptest::strategy::Strategy;
+
     use super::*;
 
     #[test]
@@ -371,6 +447,91 @@ mod tests {
                     .map(|f| (f.kind(), f.id().cloned(), f.method().map(str::to_owned))),
                 "{text}"
             );
+        }
+    }
+
+    /// [`Frame::parse`] with serde_json deciding every time.
+    fn slow(text: &str) -> Option<Frame> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim();
+        if !text.starts_with('{') {
+            return None;
+        }
+        Frame::parse_slow(text)
+    }
+
+    fn view(f: Option<Frame>) -> Option<(FrameKind, Option<Id>, Option<String>, String)> {
+        f.map(|f| {
+            (
+                f.kind(),
+                f.id().cloned(),
+                f.method().map(str::to_owned),
+                f.text().to_owned(),
+            )
+        })
+    }
+
+    #[test]
+    fn scanned_frames_read_as_serde_reads_them() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"a":[1,{"b":"}\"]"}]}}"#,
+            r#"{ "jsonrpc" : "2.0" , "id" : "x" , "result" : { } }"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/\u0078","params":[]}"#,
+            r#"{"jsonrpc":"\u0032.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","method":1}"#,
+            r#"{"jsonrpc":"2.0","method":null,"result":1}"#,
+            r#"{"jsonrpc":2,"method":"m"}"#,
+            r#"{"jsonrpc":null,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonr\u0070c":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"} x"#,
+        ] {
+            assert_eq!(view(Frame::parse(text)), view(slow(text)), "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Envelopes of every shape (members present or not, of any type, repeated, escaped),
+        /// whole and damaged: the scanner's answer is serde's.
+        #[test]
+        fn scanned_frames_agree_with_serde(
+            members in proptest::collection::vec((
+                proptest::prop_oneof![
+                    proptest::strategy::Just("jsonrpc"), proptest::strategy::Just("id"),
+                    proptest::strategy::Just("method"), proptest::strategy::Just("result"),
+                    proptest::strategy::Just("error"), proptest::strategy::Just("params"),
+                    proptest::strategy::Just("jsonr\\u0070c"), proptest::strategy::Just("x"),
+                ],
+                proptest::prop_oneof![
+                    proptest::strategy::Just("\"2.0\"".to_owned()),
+                    proptest::strategy::Just("\"\\u0032.0\"".to_owned()),
+                    proptest::strategy::Just("null".to_owned()),
+                    proptest::strategy::Just("{}".to_owned()),
+                    (0i64..100).prop_map(|n| n.to_string()),
+                    "[a-z/\\\\]{0,6}".prop_map(|s| format!("\"{s}\"")),
+                    crate::json::canonical::tests::json().prop_map(|v| v.to_string()),
+                ],
+            ), 0..6),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            junk in "[\\[\\]{}\",:0-9a-z .\\\\-]{0,2}",
+            damage in proptest::bool::ANY,
+        ) {
+            let body: Vec<String> = members.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            let mut text = format!("{{{}}}", body.join(","));
+            if damage {
+                let chars: Vec<char> = text.chars().collect();
+                let at = cut.index(chars.len() + 1);
+                text = chars[..at]
+                    .iter()
+                    .copied()
+                    .chain(junk.chars())
+                    .chain(chars.get(at + 1..).unwrap_or_default().iter().copied())
+                    .collect();
+            }
+            proptest::prop_assert_eq!(view(Frame::parse(&text)), view(slow(&text)), "{}", text);
         }
     }
 

@@ -43,11 +43,20 @@ pub struct Entry {
 impl Entry {
     /// A `frame` entry for a message just seen on the wire (`frame_json` must be one JSON object).
     pub fn new_frame(t: u64, dir: Dir, frame: Frame) -> Entry {
-        let mut object = RawObject::new();
-        object.set("type", "frame");
-        object.set("t", &t);
-        object.set("dir", dir.as_str());
-        object.set_json("frame", frame.text().to_owned());
+        // The members `set` would write, spelled directly: a recorder builds one of these per
+        // frame, and the frame's text is shared with the frame rather than copied.
+        let mut object = RawObject::with_capacity(4);
+        object.push_static("type", "\"frame\"");
+        object.push_owned("t", t.to_string());
+        object.push_static(
+            "dir",
+            match dir {
+                Dir::C2s => "\"c2s\"",
+                Dir::S2c => "\"s2c\"",
+            },
+        );
+        let (source, span) = frame.shared_text();
+        object.push_shared("frame", source, span);
         Entry {
             object,
             line: 0,

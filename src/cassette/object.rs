@@ -18,6 +18,12 @@ use serde_json::value::RawValue;
 enum Text {
     Span(Range<usize>),
     Owned(Box<str>),
+    /// A constant: the keys and fixed values of an entry built in memory, which then cost no
+    /// allocation.
+    Static(&'static str),
+    /// A span of another shared text: the frame an entry built in memory holds, shared with
+    /// the frame instead of copied.
+    Shared(Arc<str>, Range<usize>),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -60,9 +66,35 @@ impl<'de> Visitor<'de> for Spans<'de> {
     }
 }
 
+/// The members of the object `source` holds, as spans, read by the crate's strict scanner in one
+/// pass; `None` when the scanner declines (a key with escapes, deep nesting, or not an object at
+/// all), and the parser then decides. The scanner accepts only what the parser accepts, and
+/// reports the same members, in the same order (a property test below holds the two equal).
+fn scan_members(source: &str) -> Option<Vec<(Text, Text)>> {
+    let base = source.as_ptr() as usize;
+    let span = |s: &str| {
+        let start = s.as_ptr() as usize - base;
+        start..start + s.len()
+    };
+    let mut members = Vec::with_capacity(6);
+    crate::json::Scanner::new(source).members(|key, value| {
+        members.push((Text::Span(span(key)), Text::Span(span(value))));
+        Some(())
+    })?;
+    Some(members)
+}
+
 impl RawObject {
     pub fn new() -> RawObject {
         RawObject::default()
+    }
+
+    /// An empty object with room for `members` members.
+    pub(super) fn with_capacity(members: usize) -> RawObject {
+        RawObject {
+            source: Arc::default(),
+            members: Vec::with_capacity(members),
+        }
     }
 
     /// Parses one JSON object from text (validating all of it).
@@ -72,6 +104,15 @@ impl RawObject {
 
     /// As [`RawObject::parse`], keeping the given string as the backing text.
     pub fn parse_shared(source: Arc<str>) -> serde_json::Result<RawObject> {
+        if let Some(members) = scan_members(&source) {
+            return Ok(RawObject { source, members });
+        }
+        RawObject::parse_slow(source)
+    }
+
+    /// [`RawObject::parse_shared`] by serde_json alone: what decides (and words the error)
+    /// whenever the scanner declines.
+    fn parse_slow(source: Arc<str>) -> serde_json::Result<RawObject> {
         let members = {
             let mut de = serde_json::Deserializer::from_str(&source);
             let members = de.deserialize_map(Spans { source: &source })?;
@@ -87,7 +128,8 @@ impl RawObject {
         let (_, value) = self.members.iter().find(|(k, _)| self.text(k) == key)?;
         match value {
             Text::Span(span) => Some((&self.source, span.clone())),
-            Text::Owned(_) => None,
+            Text::Shared(source, span) => Some((source, span.clone())),
+            Text::Owned(_) | Text::Static(_) => None,
         }
     }
 
@@ -95,7 +137,28 @@ impl RawObject {
         match t {
             Text::Span(r) => self.source.get(r.clone()).unwrap_or_default(),
             Text::Owned(s) => s,
+            Text::Static(s) => s,
+            Text::Shared(source, r) => source.get(r.clone()).unwrap_or_default(),
         }
+    }
+
+    /// Appends a member whose key and JSON text are constants, without looking for an
+    /// existing one: for building an entry in memory, member by member.
+    pub(super) fn push_static(&mut self, key: &'static str, json: &'static str) {
+        self.members.push((Text::Static(key), Text::Static(json)));
+    }
+
+    /// As [`RawObject::push_static`], for JSON text of its own.
+    pub(super) fn push_owned(&mut self, key: &'static str, json: String) {
+        self.members
+            .push((Text::Static(key), Text::Owned(json.into())));
+    }
+
+    /// As [`RawObject::push_static`], for JSON text at `span` of a shared string, which the
+    /// member then shares instead of copying.
+    pub(super) fn push_shared(&mut self, key: &'static str, source: &Arc<str>, span: Range<usize>) {
+        self.members
+            .push((Text::Static(key), Text::Shared(Arc::clone(source), span)));
     }
 
     /// Length of the text the object was read from (0 for one built in memory): a cheap
@@ -162,7 +225,13 @@ impl RawObject {
 
     /// Compact JSON text of the object, members in their order.
     pub fn to_json(&self) -> String {
-        let mut out = Vec::with_capacity(self.source.len() + 16);
+        // The exact length when no key needs escapes: one allocation, no growing.
+        let len = 2 + self
+            .members
+            .iter()
+            .map(|(k, v)| self.text(k).len() + self.text(v).len() + 4)
+            .sum::<usize>();
+        let mut out = Vec::with_capacity(len);
         self.write_json(&mut out)
             .expect("writing to a Vec cannot fail");
         // Every piece written is valid UTF-8 text (spans of a `String`, or owned strings).
@@ -219,6 +288,101 @@ mod tests {
         );
         assert!(RawObject::parse("[1]").is_err());
         assert!(RawObject::parse("{\"a\":1").is_err());
+    }
+
+    fn members_of(o: &RawObject) -> Vec<(String, String)> {
+        o.members()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    /// The scanner's reading of a line, and serde_json's: both accept or both refuse, with the
+    /// same members.
+    fn agree(text: &str) -> Result<(), String> {
+        let fast = scan_members(text).map(|members| RawObject {
+            source: text.into(),
+            members,
+        });
+        let slow = RawObject::parse_slow(text.into());
+        match (fast, slow) {
+            (Some(f), Ok(s)) if members_of(&f) == members_of(&s) => Ok(()),
+            (None, _) => Ok(()),
+            (Some(f), Ok(s)) => Err(format!(
+                "members differ on {text:?}: {:?} vs {:?}",
+                members_of(&f),
+                members_of(&s)
+            )),
+            (Some(_), Err(e)) => Err(format!(
+                "scanner accepted what serde refused ({e}): {text:?}"
+            )),
+        }
+    }
+
+    #[test]
+    fn scanner_reads_lines_as_serde_does() {
+        for text in [
+            r#"{"type":"frame","t":1,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"m"}}"#,
+            r#" { "a" : [ 1 , 2 ] , "a" : null } "#,
+            "{}",
+            "{ }",
+            r#"{"a":"\u00e9\n","b":-0.5e-3,"c":true,"d":{"x":[{}]}}"#,
+        ] {
+            assert!(scan_members(text).is_some(), "{text}");
+            agree(text).unwrap();
+        }
+        // Declined: the parser decides.
+        for text in [
+            r#"{"a\u0062":1}"#,
+            "[1]",
+            "{\"a\":1",
+            "{\"a\":1} x",
+            "{\"a\":01}",
+            "{\"a\":1,}",
+            "{\"a\":\"\u{1}\"}",
+            "{\"a\":1e999}",
+            "",
+        ] {
+            assert!(scan_members(text).is_none(), "{text:?}");
+        }
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
+        assert!(scan_members(&deep).is_none());
+        assert!(RawObject::parse(&deep).is_ok(), "the parser goes deeper");
+    }
+
+    proptest::proptest! {
+        /// On generated objects, spaced or not, and on damaged copies of them, the scanner never
+        /// accepts what serde_json refuses and reads the same members when both accept.
+        #[test]
+        fn scanner_agrees_with_serde(
+            v in crate::json::canonical::tests::json(),
+            keys in proptest::collection::vec("[a-z\\\\\"é]{0,4}", 0..4),
+            pretty in proptest::bool::ANY,
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            junk in "[\\[\\]{}\",:0-9a-z .\\\\u-]{0,3}",
+        ) {
+            let mut object = serde_json::Map::new();
+            for (i, k) in keys.iter().enumerate() {
+                object.insert(k.clone(), if i == 0 { v.clone() } else { serde_json::Value::from(i) });
+            }
+            object.insert("v".to_owned(), v);
+            let value = serde_json::Value::Object(object);
+            let text = if pretty {
+                serde_json::to_string_pretty(&value).unwrap()
+            } else {
+                value.to_string()
+            };
+            proptest::prop_assert!(scan_members(&text).is_some() || text.contains('\\'), "{}", text);
+            agree(&text).map_err(proptest::test_runner::TestCaseError::fail)?;
+            let chars: Vec<char> = text.chars().collect();
+            let at = cut.index(chars.len() + 1);
+            let damaged: String = chars[..at]
+                .iter()
+                .copied()
+                .chain(junk.chars())
+                .chain(chars.get(at + 1..).unwrap_or_default().iter().copied())
+                .collect();
+            agree(&damaged).map_err(proptest::test_runner::TestCaseError::fail)?;
+        }
     }
 
     #[test]

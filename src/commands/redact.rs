@@ -249,7 +249,12 @@ fn has_early_echo(input: &Path, echoes: &Echoes) -> anyhow::Result<bool> {
             Line::Whole { bytes, .. } => bytes,
             Line::TooLong { head, .. } => head,
         };
-        let text = String::from_utf8_lossy(bytes);
+        // Valid UTF-8 (every line the reader accepts) is borrowed after the fast check; only a
+        // line that is not pays for the lossy decoding.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         if text.trim().is_empty() {
             continue;
         }

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | [`delimiter`] | vectorised searches for the wire's delimiters (newline, quote, backslash), SSE2 on x86-64 |
 //! | [`token`] | the tokens of JSON text (whitespace, strings, numbers, literals), shallow walks over valid text, unescaping |
-//! | [`scan`] | [`Scanner`]: the strict, allocation-free reader that copies already-canonical text (replay's hot path) |
+//! | [`scan`] | [`Scanner`]: the strict, allocation-free reader that copies already-canonical text (replay's hot path), and reads an object's members in one validating pass (cassette lines, frames) |
 //! | [`node`] | [`Node`]: a JSON value borrowed from its text or from a [`serde_json::Value`] |
 //! | [`canonical`] | canonical text: the one key order ([`key_cmp`]), the writer, string escaping |
 //! | [`number`] | JavaScript's spelling of numbers |
@@ -22,7 +22,9 @@
 //! matters to matching, which any total order answers the same way: no match changed.
 //!
 //! **Fast paths are proven.** The [`Scanner`] copies canonical text straight through and declines
-//! everything else to the parser; the vectorised searches stand in for plain loops. Property tests
+//! everything else to the parser; [`Scanner::members`] reads cassette lines and frames and
+//! leaves to serde_json whatever it cannot decide as serde_json would; the vectorised searches
+//! stand in for plain loops. Property tests
 //! beside each hold them equal to the slow path (serde_json, a byte-by-byte scan) on generated and
 //! damaged input.
 

@@ -94,6 +94,36 @@ impl<'a> Scanner<'a> {
         self.object(Some(out), 0, dropped)
     }
 
+    /// Validates one object whose keys have no escapes, and the end of the text after it,
+    /// calling `each(key, value)` for every member in order, with each value's text as written
+    /// (no surrounding whitespace). `None` when the text is not such an object (not JSON, a key
+    /// with escapes, nesting deeper than the scanner follows) or `each` says to stop: the
+    /// caller then asks the full parser, which decides. One validating pass, no allocation.
+    pub fn members(mut self, mut each: impl FnMut(&'a str, &'a str) -> Option<()>) -> Option<()> {
+        if !self.eat(b'{') {
+            return None;
+        }
+        if !self.eat(b'}') {
+            loop {
+                let key = self.plain_str()?;
+                if !self.eat(b':') {
+                    return None;
+                }
+                self.peek()?;
+                let start = self.pos;
+                self.value(None, 1)?;
+                each(key, self.src.get(start..self.pos)?)?;
+                if self.eat(b'}') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        self.at_end().then_some(())
+    }
+
     fn value(&mut self, out: Option<&mut String>, depth: usize) -> Option<()> {
         if depth > SCAN_DEPTH {
             return None;

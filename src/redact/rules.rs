@@ -131,7 +131,7 @@ pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
             "github",
             &format!(r"{b}(?:github_pat_[A-Za-z0-9_]{{20,}}|gh[pousr]_[A-Za-z0-9]{{16,}})"),
             None,
-            &["gh", "github_pat_"],
+            &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
         ),
         builtin(
             "anthropic",
@@ -282,11 +282,16 @@ impl Shapes<'_> {
                 current = Some(next);
             }
         }
-        for rule in BUILTINS.iter() {
+        // Which rules' needles the current text holds: one search for all of them, redone only
+        // after a rule changed the text.
+        let mut present: Option<u64> = None;
+        for (i, rule) in BUILTINS.iter().enumerate() {
             let text = current.as_deref().unwrap_or(s);
             let wanted = match rule.kind {
-                Kind::Plain => rule.needles.iter().any(|n| text.contains(n)),
-                Kind::Pair => self.keys.has_extra() || has_pair_trigger(text),
+                Kind::Plain => *present.get_or_insert_with(|| needle_mask(text)) & (1 << i) != 0,
+                Kind::Pair => {
+                    may_hold_pair(text) && (self.keys.has_extra() || has_pair_trigger(text))
+                }
             };
             if !wanted {
                 continue;
@@ -294,6 +299,7 @@ impl Shapes<'_> {
             let (regex, group, kind) = (&rule.regex, rule.group, rule.kind);
             if let Some(next) = self.apply_rule(text, rule.name, regex, group, kind, hit) {
                 current = Some(next);
+                present = None;
             }
         }
         current
@@ -371,6 +377,40 @@ impl Shapes<'_> {
         out.push_str(&s[last..]);
         Some(out)
     }
+}
+
+/// The built-in rules whose needles occur in `text`, as a bit per rule (bit `i` for
+/// `BUILTINS[i]`): what `needles.iter().any(|n| text.contains(n))` says for each, in one search.
+pub(crate) fn needle_mask(text: &str) -> u64 {
+    static NEEDLES: LazyLock<(aho_corasick::AhoCorasick, Vec<usize>)> = LazyLock::new(|| {
+        let mut rule_of = Vec::new();
+        let mut needles = Vec::new();
+        for (i, rule) in BUILTINS.iter().enumerate() {
+            for n in rule.needles {
+                needles.push(*n);
+                rule_of.push(i);
+            }
+        }
+        // Standard semantics, so that every needle is reported even where it overlaps another
+        // (`sk-` inside `sk-ant-`).
+        match aho_corasick::AhoCorasick::new(&needles) {
+            Ok(ac) => (ac, rule_of),
+            Err(e) => panic!("built-in rule needles do not compile: {e}"),
+        }
+    });
+    let (ac, rule_of) = &*NEEDLES;
+    let mut mask = 0u64;
+    for m in ac.find_overlapping_iter(text) {
+        mask |= 1 << rule_of[m.pattern().as_usize()];
+    }
+    mask
+}
+
+/// Whether a text has what every match of the free-text pair rule holds besides its name: a `:`
+/// or `=` after the name, or the `--` of a flag. A cheap byte screen (one vectorised search)
+/// before the case-insensitive trigger search and the rule's regex.
+pub(crate) fn may_hold_pair(text: &str) -> bool {
+    crate::json::delimiter::any_of3(b':', b'=', b'-', text.as_bytes()).is_some()
 }
 
 /// Whether a text holds one of [`PAIR_TRIGGERS`], in any ASCII case.
@@ -636,5 +676,36 @@ mod tests {
         let once = redact(&s);
         assert!(once.contains("[REDACTED:github:"), "{once}");
         assert_eq!(redact(&once), once);
+    }
+
+    proptest::proptest! {
+        /// The screens are exact where they stand in for a plain test, and necessary where they
+        /// stand before a regex: one search gives each rule's `contains` answer, and the pair
+        /// rule never matches a text without `:`, `=` or `-`.
+        #[test]
+        fn screens_agree_with_the_plain_tests(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("sk-ant-"), proptest::strategy::Just("gh"),
+                proptest::strategy::Just("ghp_"), proptest::strategy::Just("github_pat_"),
+                proptest::strategy::Just("xox"), proptest::strategy::Just("://"),
+                proptest::strategy::Just("eyJ"), proptest::strategy::Just("Bearer "),
+                proptest::strategy::Just("AKIA"), proptest::strategy::Just("AIza"),
+                proptest::strategy::Just("PRIVATE KEY"), proptest::strategy::Just("token"),
+                proptest::strategy::Just("Password"), proptest::strategy::Just("="),
+                proptest::strategy::Just(":"), proptest::strategy::Just("--"),
+                proptest::strategy::Just(" "), proptest::strategy::Just("\t"),
+                proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("\""),
+            ], 0..24),
+        ) {
+            let text: String = parts.concat();
+            let mask = needle_mask(&text);
+            for (i, rule) in BUILTINS.iter().enumerate() {
+                let plain = rule.needles.iter().any(|n| text.contains(n));
+                proptest::prop_assert_eq!(mask & (1 << i) != 0, plain, "{} in {:?}", rule.name, text);
+                if rule.kind == Kind::Pair && !may_hold_pair(&text) {
+                    proptest::prop_assert!(!rule.regex.is_match(&text), "{:?}", text);
+                }
+            }
+        }
     }
 }

@@ -14,7 +14,9 @@ use super::json::{self, NotJson, Scalar};
 use super::keys::{KeyCtx, KeyRules, MIN_SECRET_LEN, is_string_secret, numeric_secret};
 use super::placeholder::{KEYCTX, placeholder};
 use super::raw_line;
-use super::rules::{PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern};
+use super::rules::{
+    PAIR_TRIGGERS, SHAPE_TRIGGERS, Shapes, UserPattern, has_pair_trigger, may_hold_pair,
+};
 use super::{echo, keys};
 use crate::json::quote;
 use crate::jsonrpc::Frame;
@@ -34,6 +36,34 @@ pub(super) static SHAPE_TRIGGER_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
         Err(e) => panic!("built-in redaction prefilter does not compile: {e}"),
     }
 });
+
+/// Where the shape rules' own literals ([`SHAPE_TRIGGERS`], case kept) occur in `text`, in
+/// order: every match of a built-in rule other than the free-text pair rule holds one as
+/// written, and a literal never spans a quote, so a JSON string holds one exactly when one of
+/// these positions falls inside it. One vectorised substring search per literal: each looks
+/// for the literal's rarest bytes, so a frame goes by at a fraction of an instruction per byte
+/// per literal (an automaton over all of them, with or without ASCII case, stepped through
+/// every byte: about fifteen). The pair rule is screened per string by [`may_pair`].
+pub(super) fn trigger_starts(text: &str) -> Vec<usize> {
+    static FINDERS: LazyLock<Vec<memchr::memmem::Finder<'static>>> = LazyLock::new(|| {
+        SHAPE_TRIGGERS
+            .iter()
+            .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
+            .collect()
+    });
+    let mut starts: Vec<usize> = Vec::new();
+    for finder in FINDERS.iter() {
+        starts.extend(finder.find_iter(text.as_bytes()));
+    }
+    starts.sort_unstable();
+    starts
+}
+
+/// Whether string content (as written, escapes and all) may hold a match of the free-text pair
+/// rule: a `:`, `=` or `-` (a byte screen), then one of its trigger words in any case.
+fn may_pair(content: &str) -> bool {
+    may_hold_pair(content) && has_pair_trigger(content)
+}
 
 #[derive(Debug)]
 pub(super) struct Inner {
@@ -100,17 +130,15 @@ impl Inner {
     ///
     /// The fast path: one vectorised literal search for where a shape rule could start, and one
     /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
-    /// matched only when it sits under a sensitive key or holds a trigger.
+    /// matched only when it sits under a sensitive key, holds a trigger, or may hold a
+    /// `name=value` pair with a sensitive-looking name ([`may_pair`]).
     pub(super) fn json_text(
         &self,
         text: &str,
         hit: &mut HitFn<'_>,
     ) -> Result<Option<String>, NotJson> {
         let triggers: Vec<usize> = if self.user.is_empty() {
-            SHAPE_TRIGGER_AC
-                .find_iter(text)
-                .map(|m| m.start())
-                .collect()
+            trigger_starts(text)
         } else {
             Vec::new()
         };
@@ -130,6 +158,7 @@ impl Inner {
                         }
                         (next < triggers.len() && triggers[next] < span.end)
                             || (escaped && may_spell_trigger(content))
+                            || may_pair(content)
                     } else {
                         true
                     };
@@ -149,6 +178,7 @@ impl Inner {
                         }
                         (next < triggers.len() && triggers[next] < span.end)
                             || (escaped && may_spell_trigger(content))
+                            || may_pair(content)
                     } else {
                         true
                     };
@@ -459,4 +489,33 @@ pub(super) fn splice(text: &str, edits: &[(Range<usize>, String)]) -> Option<Str
     }
     out.push_str(&text[last..]);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The per-literal searches find what a plain substring search finds, at every
+        /// position, overlapping literals (`sk-` inside `sk-ant-`) and repeats included.
+        #[test]
+        fn trigger_starts_are_the_literals_positions(
+            parts in proptest::collection::vec(prop_oneof![
+                Just("sk-ant-"), Just("xoxox"), Just("://"), Just("eyJ"), Just("ghp_"),
+                Just("github_pat_"), Just("Bearer "), Just("AKIA"), Just("AIza"),
+                Just("PRIVATE KEY"), Just("sk"), Just("-"), Just("é"), Just(" "), Just("\""),
+                Just("a"), Just(":"),
+            ], 0..40),
+        ) {
+            let text: String = parts.concat();
+            let mut want: Vec<usize> = SHAPE_TRIGGERS
+                .iter()
+                .flat_map(|t| text.match_indices(t).map(|(at, _)| at))
+                .collect();
+            want.sort_unstable();
+            prop_assert_eq!(trigger_starts(&text), want);
+        }
+    }
 }
