@@ -14,13 +14,13 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::read::{InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey};
 use super::{
-    Answer, CorpusEntry, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
+    Answer, Catalogue, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
 };
 use crate::cassette::consistency::contradictions;
 use crate::cassette::{CassetteError, Entry, Header};
@@ -467,18 +467,17 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         listen_pool: Vec::new(),
         by_method: LookupMap::default(),
         listens: Vec::new(),
-        corpus: Vec::new(),
-        unanswered: Vec::new(),
+        catalogue: Catalogue::default(),
         schedule,
         volatile,
         warnings,
         highest_live,
         standalone_streams,
     };
-    // Every request lands in `corpus` or `unanswered`, most of them with a pair: sized once
-    // rather than grown by doubling.
+    // Nearly every request gets a pair: sized once rather than grown by doubling.
     index.pairs.reserve_exact(requests.len());
-    index.corpus.reserve_exact(requests.len());
+    // Which fingerprints the catalogue holds already (it keeps each once).
+    let mut catalogued = vec![false; index.fp_text.len()];
     let mut ack_for: LookupMap<usize, usize> = acks.of.into_iter().map(|(s, r)| (r, s)).collect();
     let mut pair_fps: Vec<u32> = Vec::new();
     let mut listen_fps: Vec<u32> = Vec::new();
@@ -493,10 +492,11 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             progress,
             ..
         } = item;
-        let corpus = CorpusEntry {
-            method: Arc::clone(&method),
-            fp,
-            shaped: OnceLock::new(),
+        let mut catalogue = |index: &mut Index| {
+            let first = !std::mem::replace(&mut catalogued[fp], true);
+            index
+                .catalogue
+                .note_answered(&method, fp, &index.fp_text[fp], first);
         };
         if listen {
             listen_fps.push(fp as u32);
@@ -506,7 +506,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
                 fp,
                 anchor: r,
             });
-            index.corpus.push(corpus);
+            catalogue(&mut index);
             continue;
         }
         let mut status = None;
@@ -529,9 +529,10 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         };
         let Some(answer) = answer else {
             index.fp_info[fp].unanswered = true;
-            index.unanswered.push(corpus);
+            index.catalogue.note_unanswered(&method);
             continue;
         };
+        catalogue(&mut index);
         let p = index.pairs.len();
         if !retry {
             index
@@ -552,7 +553,6 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             chunk_t,
         });
         pair_fps.push(fp as u32);
-        index.corpus.push(corpus);
     }
     drop(recs);
     index.pool = group(&pair_fps, &mut index.fp_info, |info, range| {
@@ -564,7 +564,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     index.read_task_polls(&task_ids);
     index.fps.shrink_to_fit();
     index.pairs.shrink_to_fit();
-    index.corpus.shrink_to_fit();
+    index.catalogue.finish();
     index
 }
 
