@@ -14,7 +14,7 @@ use crate::json::Node;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::fingerprint::{
-    MRTR_FIELDS, TASKS_GET, fingerprint, fingerprint_node, is_mrtr_retry,
+    MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
 use crate::replay::shape::{ShapeRef, Shapes};
 use crate::replay::volatile::VolatileSet;
@@ -200,12 +200,24 @@ impl Recording {
     ) {
         self.observed.initialize |= &*method == "initialize";
         let listen = &*method == LISTEN_METHOD;
-        let (fp, retry, task_id) = read_request(volatile, &method, frame);
-        let shape = ShapeRef::from(if listen || volatile.applies_to(&method) {
-            None
-        } else {
-            self.shapes.learn(frame.text(), &fp)
-        });
+        // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
+        // the scanner declines MRTR retries, so such a call is no retry and no task poll.
+        let scanned = (&*method == TOOLS_CALL && !volatile.applies_to(&method))
+            .then(|| self.shapes.fingerprint_and_learn(frame.text()))
+            .flatten();
+        let (fp, retry, task_id, shape) = match scanned {
+            Some((fp, shape)) => (fp, false, None, shape),
+            None => {
+                let (fp, retry, task_id) = read_request(volatile, &method, frame);
+                let shape = if listen || volatile.applies_to(&method) {
+                    None
+                } else {
+                    self.shapes.learn(frame.text(), &fp)
+                };
+                (fp, retry, task_id, shape)
+            }
+        };
+        let shape = ShapeRef::from(shape);
         let fp = self.fps.intern(fp);
         if &*method == TASKS_GET {
             if let Some(id) = task_id {
@@ -333,5 +345,58 @@ fn live_number(id: Option<&Id>) -> u64 {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What phase 1 reads from a recorded `tools/call` by the scanner, against the parser.
+    fn both(text: &str) -> (Option<String>, String, bool) {
+        let frame = Frame::parse(text).expect("a frame");
+        let mut shapes = Shapes::default();
+        let fast = shapes.fingerprint_and_learn(frame.text()).map(|(fp, _)| fp);
+        let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
+        (fast, slow, retry)
+    }
+
+    #[test]
+    fn retries_and_odd_params_are_left_to_the_parser() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"requestState":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"params":{"name":"a","arguments":{}},"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+        ] {
+            let (fast, _, _) = both(text);
+            assert_eq!(fast, None, "{text}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn scanned_tools_calls_fingerprint_as_parsed(
+            args in proptest::collection::btree_map(r#"[a-z_"\\é]{0,4}"#, proptest::prelude::any::<i32>(), 0..4),
+            name in r#"[a-z/_"\\-]{0,8}"#,
+            extra in proptest::option::of("[a-z_]{1,5}"),
+            spaced in proptest::prelude::any::<bool>(),
+        ) {
+            let mut params = serde_json::json!({"name": name, "arguments": args});
+            if let Some(k) = extra {
+                params[k] = serde_json::json!({"b": [1, 2.50, "x"]});
+            }
+            let body = if spaced {
+                serde_json::to_string_pretty(&params).unwrap().replace('\n', " ")
+            } else {
+                params.to_string()
+            };
+            let text = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{body}}}"#);
+            let (fast, slow, retry) = both(&text);
+            if let Some(fast) = fast {
+                prop_assert_eq!(fast, slow);
+                prop_assert!(!retry);
+            }
+        }
     }
 }
