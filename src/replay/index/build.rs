@@ -126,14 +126,15 @@ impl Replies {
             listen_streams: LookupSet::default(),
             standalone: None,
         };
-        let mut waiting: LookupMap<String, VecDeque<usize>> = LookupMap::default();
-        let mut early: LookupMap<String, VecDeque<usize>> = LookupMap::default();
+        // Keyed by ids borrowed from the recording: no copy of an id per request.
+        let mut waiting: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
+        let mut early: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
-                    let key = requests[r].key.clone();
+                    let key = &*requests[r].key;
                     if !requests[r].listen {
-                        if let Some(s) = pop_early(&mut early, &key) {
+                        if let Some(s) = pop_early(&mut early, key) {
                             replies.of[r] = Some(Reply::Frame(s));
                             continue;
                         }
@@ -145,13 +146,13 @@ impl Replies {
                     if !item.is_response() {
                         continue;
                     }
-                    let Some(key) = item.id.as_deref().map(String::from) else {
+                    let Some(key) = item.id.as_deref() else {
                         continue;
                     };
                     // A listen's graceful closure tags its result with the listen id; anything
                     // else is an ordinary answer.
-                    let closes_listen = item.tag.as_deref() == Some(key.as_str());
-                    match take_waiting(&mut waiting, &key, requests, closes_listen) {
+                    let closes_listen = item.tag.as_deref() == Some(key);
+                    match take_waiting(&mut waiting, key, requests, closes_listen) {
                         Some(r) if requests[r].listen => {
                             replies.closures.insert(s);
                         }
@@ -198,7 +199,7 @@ impl Replies {
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
 fn take_waiting(
-    waiting: &mut LookupMap<String, VecDeque<usize>>,
+    waiting: &mut LookupMap<&str, VecDeque<usize>>,
     key: &str,
     requests: &[RequestItem],
     listen_first: bool,
@@ -218,7 +219,7 @@ fn take_waiting(
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut LookupMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
+fn pop_early(early: &mut LookupMap<&str, VecDeque<usize>>, key: &str) -> Option<usize> {
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {
@@ -288,7 +289,7 @@ fn wire_order(rec: &Recording, replies: &Replies) -> (Vec<Timed>, Acks) {
             continue;
         }
         let item = &servers[i];
-        if item.stream.is_some_and(|st| {
+        if item.stream.map(|st| st as usize).is_some_and(|st| {
             !replies.listen_streams.contains(&st) && Some(st) != replies.standalone
         }) {
             continue;
@@ -385,7 +386,7 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
         let item = &servers[i];
         let role = if let Some(&r) = acks.of.get(&i) {
             Role::Answers(r)
-        } else if let Some(st) = item.stream {
+        } else if let Some(st) = item.stream.map(|st| st as usize) {
             if let Some(&r) = stream_end.get(&st) {
                 if streams[st].frames.last() == Some(&i) {
                     Role::Answers(r)
@@ -496,6 +497,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             progress,
             ..
         } = item;
+        let fp = fp as usize;
         let mut catalogue = |index: &mut Index| {
             let first = !std::mem::replace(&mut catalogued[fp], true);
             index
@@ -505,7 +507,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         if listen {
             listen_fps.push(fp as u32);
             index.listens.push(Listen {
-                key,
+                key: key.into(),
                 ack: ack_for.remove(&r).and_then(|s| recs[s].take()),
                 fp,
                 anchor: r,
@@ -547,11 +549,11 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         }
         index.pairs.push(Pair {
             method,
-            fp,
+            fp: fp as u32,
             retry,
             shape,
             answer,
-            anchor: r,
+            anchor: super::read::narrow(r),
             progress,
             status,
             chunk_t,

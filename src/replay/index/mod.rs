@@ -39,13 +39,15 @@ pub use catalogue::Catalogue;
 #[derive(Debug)]
 pub struct Pair {
     pub method: Arc<str>,
-    pub fp: usize,
+    /// The fingerprint's number (an index into [`Index::fp_text`]); `u32` as every position the
+    /// index keeps per recorded request, to keep it small on a large cassette.
+    pub fp: u32,
     pub retry: bool,
     /// How the request was written (see [`Shapes`]), when it can be matched by shape.
     pub shape: ShapeRef,
     pub answer: Answer,
     /// The request's position among recorded requests (the schedule's anchor).
-    pub anchor: usize,
+    pub anchor: u32,
     /// The recorded request's `_meta.progressToken` (JSON text): its progress notifications
     /// are re-addressed to the live request's token.
     pub progress: Option<Box<str>>,

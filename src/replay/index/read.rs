@@ -23,17 +23,17 @@ use crate::replay::{LookupMap, LookupSet};
 
 /// Where a frame sits in wire order: `t`, entry index, position within the entry, and a tie-break
 /// that only ever moves a request just ahead of its own answer.
-pub(super) type WireKey = (u64, usize, i64, i8);
+pub(super) type WireKey = (u64, u32, i32, i8);
 
 /// A recorded request, reduced while reading to what the index keeps: its text is not.
 pub(super) struct RequestItem {
     pub(super) t: u64,
-    pub(super) entry: usize,
+    pub(super) entry: u32,
     /// `String(id)`.
-    pub(super) key: String,
+    pub(super) key: Box<str>,
     pub(super) listen: bool,
     pub(super) method: Arc<str>,
-    pub(super) fp: usize,
+    pub(super) fp: u32,
     pub(super) retry: bool,
     pub(super) shape: ShapeRef,
     /// The request's `_meta.progressToken` as JSON text, when it asked for progress.
@@ -43,8 +43,8 @@ pub(super) struct RequestItem {
 /// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
 pub(super) struct ServerItem {
     pub(super) t: u64,
-    pub(super) entry: usize,
-    pub(super) within: i64,
+    pub(super) entry: u32,
+    pub(super) within: i32,
     /// Taken by whatever ends up holding it (an answer, a listen, the schedule).
     pub(super) rec: Option<Recorded>,
     pub(super) kind: FrameKind,
@@ -53,13 +53,13 @@ pub(super) struct ServerItem {
     /// is kept per recorded server frame, and every byte of it counts on a large cassette.
     pub(super) id: Option<Box<str>>,
     pub(super) tag: Option<Box<str>>,
-    pub(super) stream: Option<usize>,
+    pub(super) stream: Option<u32>,
     /// The entry's recorded `http.status`, when the HTTP status was not the default one.
     pub(super) status: Option<u16>,
 }
 
 impl ServerItem {
-    fn new(t: u64, entry: usize, within: i64, frame: &Frame, stream: Option<usize>) -> ServerItem {
+    fn new(t: u64, entry: u32, within: i32, frame: &Frame, stream: Option<u32>) -> ServerItem {
         let rec = Recorded::from_frame(frame);
         ServerItem {
             t,
@@ -156,7 +156,7 @@ impl Recording {
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     rec.order.push(InOrder::Server(rec.servers.len()));
-                    let mut item = ServerItem::new(t, n, -1, &frame, None);
+                    let mut item = ServerItem::new(t, narrow(n), -1, &frame, None);
                     item.status = status;
                     rec.servers.push(item);
                 }
@@ -227,11 +227,11 @@ impl Recording {
         self.order.push(InOrder::Request(self.requests.len()));
         self.requests.push(RequestItem {
             t,
-            entry: n,
-            key: frame.id().map(id_key).unwrap_or_default(),
+            entry: narrow(n),
+            key: frame.id().map(id_key).unwrap_or_default().into(),
             listen,
             method,
-            fp,
+            fp: fp as u32,
             retry,
             shape,
             progress: crate::replay::progress::request_token(frame.text()),
@@ -244,12 +244,25 @@ impl Recording {
         let mut frames = Vec::with_capacity(chunks.len());
         for (j, chunk) in chunks.into_iter().enumerate() {
             frames.push(self.servers.len());
-            self.servers
-                .push(ServerItem::new(chunk.t, n, j as i64, &chunk.frame, Some(s)));
+            let within = i32::try_from(j).unwrap_or(i32::MAX);
+            self.servers.push(ServerItem::new(
+                chunk.t,
+                narrow(n),
+                within,
+                &chunk.frame,
+                Some(narrow(s)),
+            ));
         }
         self.order.push(InOrder::Stream(s));
         self.streams.push(StreamItem { id, frames });
     }
+}
+
+/// An index into one of phase 1's lists as the items store it: four bytes, not eight, on
+/// something kept per recorded frame. No cassette holds four billion frames (each is a line of
+/// its own), so the saturation is never reached.
+pub(super) fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Fingerprint texts, each stored once and numbered in order of first sight.
