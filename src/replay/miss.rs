@@ -6,11 +6,16 @@
 //! dropped on both sides), so a miss never blames a field the session said to ignore; and every
 //! value it shows is passed through the redactor first, so no secret reaches stderr or the client
 //! through a diagnosis.
+//!
+//! A diagnosis is bounded: its candidates come from the index's
+//! [`Catalogue`](super::index::Catalogue) (by method and tool, at most
+//! [`COMPARED`](super::index::catalogue::COMPARED) of each), so a miss costs the same on a large
+//! cassette as on a small one, and keeps nothing once answered.
 
 use serde_json::{Map, Value};
 
 use super::fingerprint::{TOOLS_CALL, is_mrtr_retry, mrtr_part};
-use super::index::{CorpusEntry, Index};
+use super::index::Index;
 use crate::json::diff::{DiffEntry, diff_values, format_value};
 use crate::json::stringify::display as js_string;
 use crate::jsonrpc::Id;
@@ -116,16 +121,12 @@ pub fn diagnose(
             };
         }
     }
-    let unanswered_same = index.unanswered.iter().any(|c| &*c.method == method);
-    if index.corpus.is_empty() && !unanswered_same {
+    let recordings = index.catalogue.method(method);
+    let unanswered_same = recordings.is_some_and(|r| r.unanswered());
+    if !index.catalogue.any_answered() && !unanswered_same {
         return MissReason::EmptyCassette;
     }
-    let same: Vec<&CorpusEntry> = index
-        .corpus
-        .iter()
-        .filter(|c| &*c.method == method)
-        .collect();
-    if same.is_empty() {
+    let Some(same) = recordings.filter(|r| r.answered()) else {
         if unanswered_same {
             return MissReason::RecordedUnanswered {
                 method: method.to_owned(),
@@ -136,32 +137,31 @@ pub fn diagnose(
             method: method.to_owned(),
             recorded: index.recorded_methods(),
         };
-    }
+    };
+    let recorded = |fps: &[u32]| -> Vec<Option<Value>> {
+        #[cfg(test)]
+        READ_BACK.with(|n| n.set(n.get() + fps.len()));
+        fps.iter()
+            .map(|&f| index.recorded_params(method, f as usize))
+            .collect()
+    };
     let empty = Value::Object(Map::new());
     if method == TOOLS_CALL {
         let wanted = js_string(params.and_then(|p| p.get("name")));
-        let by_name: Vec<Option<&Value>> = same
-            .iter()
-            .map(|c| index.corpus_params(c))
-            .filter(|p| js_string(p.and_then(|p| p.get("name"))) == wanted)
-            .collect();
-        if by_name.is_empty() {
-            let mut tools: Vec<String> = same
-                .iter()
-                .map(|c| js_string(index.corpus_params(c).and_then(|p| p.get("name"))))
-                .collect();
+        let Some(fps) = same.tool(&wanted) else {
+            let mut tools: Vec<String> = same.tool_names().map(str::to_owned).collect();
             tools.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
-            tools.dedup();
             return MissReason::UnknownTool {
                 tool: wanted,
                 recorded: tools,
             };
-        }
+        };
+        let by_name = recorded(fps);
         let incoming_args = arguments_of(params, &empty);
         let changes = nearest(
             by_name
                 .iter()
-                .map(|p| diff_values(arguments_of(*p, &empty), incoming_args)),
+                .map(|p| diff_values(arguments_of(p.as_ref(), &empty), incoming_args)),
         );
         if !changes.is_empty() {
             return MissReason::ArgumentsDiffer(changes);
@@ -170,7 +170,7 @@ pub fn diagnose(
         // compared with recorded retries only, never with the call it retried.
         let same_args: Vec<Option<&Value>> = by_name
             .iter()
-            .copied()
+            .map(Option::as_ref)
             .filter(|p| diff_values(arguments_of(*p, &empty), incoming_args).is_empty())
             .collect();
         let retries: Vec<Option<&Value>> = same_args
@@ -192,8 +192,8 @@ pub fn diagnose(
         ));
     }
     let incoming = params.unwrap_or(&empty);
-    MissReason::ParamsDiffer(nearest(same.iter().map(|c| {
-        let mut changes = diff_values(index.corpus_params(c).unwrap_or(&empty), incoming);
+    MissReason::ParamsDiffer(nearest(recorded(same.fps()).iter().map(|p| {
+        let mut changes = diff_values(p.as_ref().unwrap_or(&empty), incoming);
         // The matcher never reads top-level `_meta` or `cursor`, so neither may a diagnosis
         // blame them.
         changes.retain(|d| {
@@ -203,6 +203,13 @@ pub fn diagnose(
         });
         changes
     })))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many recordings diagnoses on this thread have read back to compare with: the work a
+    /// miss does, counted for the scaling test.
+    pub(crate) static READ_BACK: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Top-level params members the generic fingerprint ignores, as pointers.

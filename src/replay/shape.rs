@@ -87,18 +87,45 @@ impl Shapes {
     /// not a request the scanner reads, a fingerprint it does not reproduce, or past the bounds.
     /// Runs once per recorded request, so it allocates only for a shape not seen before.
     pub fn learn(&mut self, frame: &str, fp: &str) -> Option<u32> {
+        let id = self.scan(frame)?;
+        // The fast path would compute exactly this fingerprint for this text.
+        if self.scanned != fp {
+            return None;
+        }
+        self.learn_scanned(frame, id, fp)
+    }
+
+    /// As [`Shapes::learn`], for a request whose fingerprint the index takes from the scanner:
+    /// the fingerprint the fast path computes for `frame` (the one the parser computes, where the
+    /// scanner gives one: see the property tests) and its shape. `None` when the scanner leaves
+    /// the request to the parser. Reads the request once instead of twice.
+    pub fn fingerprint_and_learn(&mut self, frame: &str) -> Option<(String, Option<u32>)> {
+        let id = self.scan(frame)?;
+        let fp = std::mem::take(&mut self.scanned);
+        let shape = self.learn_scanned(frame, id, &fp);
+        Some((fp, shape))
+    }
+
+    /// Scans a recorded request into `scanned`, returning where its id stands; `None` when the
+    /// scanner does not compute its fingerprint.
+    fn scan(&mut self, frame: &str) -> Option<std::ops::Range<usize>> {
         if frame.len() > MAX_FRAME {
             return None;
         }
         self.scanned.clear();
         let quick = quick_request(frame, &mut self.scanned, |_| true)?;
-        // The fast path would compute exactly this fingerprint for this text.
-        if !quick.fingerprinted || self.scanned != fp {
+        if !quick.fingerprinted {
             return None;
         }
         let id_start = quick.id.as_ptr() as usize - frame.as_ptr() as usize;
+        Some(id_start..id_start + quick.id.len())
+    }
+
+    /// Learns the shape of `frame`, whose id stands at `id` and whose fingerprint `fp` the scanner
+    /// computed.
+    fn learn_scanned(&mut self, frame: &str, id: std::ops::Range<usize>, fp: &str) -> Option<u32> {
         let mut cuts: [Cut; MAX_CUTS] = std::array::from_fn(|_| (0..0, Hole::Id));
-        cuts[0] = (id_start..id_start + quick.id.len(), Hole::Id);
+        cuts[0] = (id, Hole::Id);
         let mut n = 1;
         for (k, part) in fp.split('\u{0}').enumerate().skip(1) {
             if part.len() < MIN_PART {

@@ -366,6 +366,66 @@ fn the_session_answers_one_request_at_a_time_and_exits_at_eof() {
     );
 }
 
+/// A cassette of `calls` answered `tools/call`s of tool `t`, call `i` with arguments
+/// `{"i": i, "pad": "…"}` and call 3 also with `"near": true`.
+fn many_calls_cassette(calls: usize) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    let mut text = String::from(
+        "{\"type\":\"header\",\"cassetteVersion\":2,\"recorder\":\"mcp-cassette@0.4.0\",\"startedAt\":\"2026-12-02T08:28:32.541Z\",\"transport\":\"stdio\",\"command\":[\"srv\"]}\n",
+    );
+    for i in 0..calls {
+        let mut args = json!({"i": i, "pad": "x"});
+        if i == 3 {
+            args["near"] = json!(true);
+        }
+        let request = call(i + 1, "t", args);
+        let answer = json!({"jsonrpc": "2.0", "id": i + 1, "result": {"content": []}});
+        text.push_str(&format!(
+            "{{\"type\":\"frame\",\"t\":{i},\"dir\":\"c2s\",\"frame\":{request}}}\n{{\"type\":\"frame\",\"t\":{i},\"dir\":\"s2c\",\"frame\":{answer}}}\n"
+        ));
+    }
+    file.write_all(text.as_bytes()).unwrap();
+    file
+}
+
+#[test]
+fn misses_on_a_large_cassette_still_name_the_nearest_recording() {
+    // 5,000 recordings of one tool: the miss compares with a bounded few (docs/replay.md), and
+    // the nearest of them is named as it always was.
+    let cassette = many_calls_cassette(5_000);
+    let input = [
+        call(1, "t", json!({"i": 3, "pad": "x", "near": false})),
+        call(2, "t", json!({"i": 5, "pad": "y"})),
+        call(3, "u", json!({})),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect::<String>();
+    let out = run(&["replay", cassette.path().to_str().unwrap()], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let answers = stdout_messages(&out);
+    let message = |n: usize| answers[n]["error"]["message"].as_str().unwrap().to_owned();
+    assert_eq!(
+        message(0),
+        "mcp-cassette replay: no recorded response for \"tools/call\" (fingerprint miss). Nearest recording: method and tool match a recording, but arguments differ at: /near (recorded true, got false). Re-record the cassette or adjust the interaction."
+    );
+    assert!(
+        message(1).contains("arguments differ at: /pad (recorded \"x\", got \"y\")"),
+        "{}",
+        message(1)
+    );
+    assert!(
+        message(2).contains("no recorded tools/call for tool \"u\". Recorded tools: t."),
+        "{}",
+        message(2)
+    );
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains("mcp-cassette replay: 3 fingerprint miss(es) this session\n"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn misses_are_explained_answered_with_32601_and_fail_the_session() {
     let path = shared().join("corpus-0.4/tiny.cassette.jsonl");

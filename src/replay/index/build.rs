@@ -14,13 +14,13 @@
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::read::{InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey};
 use super::{
-    Answer, CorpusEntry, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
+    Answer, Catalogue, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
 };
 use crate::cassette::consistency::contradictions;
 use crate::cassette::{CassetteError, Entry, Header};
@@ -126,14 +126,15 @@ impl Replies {
             listen_streams: LookupSet::default(),
             standalone: None,
         };
-        let mut waiting: LookupMap<String, VecDeque<usize>> = LookupMap::default();
-        let mut early: LookupMap<String, VecDeque<usize>> = LookupMap::default();
+        // Keyed by ids borrowed from the recording: no copy of an id per request.
+        let mut waiting: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
+        let mut early: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
-                    let key = requests[r].key.clone();
+                    let key = &*requests[r].key;
                     if !requests[r].listen {
-                        if let Some(s) = pop_early(&mut early, &key) {
+                        if let Some(s) = pop_early(&mut early, key) {
                             replies.of[r] = Some(Reply::Frame(s));
                             continue;
                         }
@@ -145,13 +146,13 @@ impl Replies {
                     if !item.is_response() {
                         continue;
                     }
-                    let Some(key) = item.id.as_deref().map(String::from) else {
+                    let Some(key) = item.id.as_deref() else {
                         continue;
                     };
                     // A listen's graceful closure tags its result with the listen id; anything
                     // else is an ordinary answer.
-                    let closes_listen = item.tag.as_deref() == Some(key.as_str());
-                    match take_waiting(&mut waiting, &key, requests, closes_listen) {
+                    let closes_listen = item.tag.as_deref() == Some(key);
+                    match take_waiting(&mut waiting, key, requests, closes_listen) {
                         Some(r) if requests[r].listen => {
                             replies.closures.insert(s);
                         }
@@ -198,7 +199,7 @@ impl Replies {
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
 fn take_waiting(
-    waiting: &mut LookupMap<String, VecDeque<usize>>,
+    waiting: &mut LookupMap<&str, VecDeque<usize>>,
     key: &str,
     requests: &[RequestItem],
     listen_first: bool,
@@ -218,7 +219,7 @@ fn take_waiting(
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut LookupMap<String, VecDeque<usize>>, key: &str) -> Option<usize> {
+fn pop_early(early: &mut LookupMap<&str, VecDeque<usize>>, key: &str) -> Option<usize> {
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {
@@ -288,7 +289,7 @@ fn wire_order(rec: &Recording, replies: &Replies) -> (Vec<Timed>, Acks) {
             continue;
         }
         let item = &servers[i];
-        if item.stream.is_some_and(|st| {
+        if item.stream.map(|st| st as usize).is_some_and(|st| {
             !replies.listen_streams.contains(&st) && Some(st) != replies.standalone
         }) {
             continue;
@@ -337,7 +338,11 @@ fn timeline(servers: &[ServerItem], request_key: &[WireKey]) -> Vec<Timed> {
     let mut timeline: Vec<Timed> = Vec::with_capacity(request_key.len() + servers.len());
     timeline.extend((0..request_key.len()).map(Timed::request));
     timeline.extend((0..servers.len()).map(Timed::server));
-    timeline.sort_unstable_by_key(|t| {
+    // A stable sort: the list is two runs already in order (requests, then server frames, each
+    // in file order but for the few moved ahead of their answers), which it merges in linear time
+    // where an unstable sort spent a fifth of the build. Keys are distinct, so the order is the
+    // same either way.
+    timeline.sort_by_key(|t| {
         let (is_req, i) = t.split();
         let key = if is_req {
             request_key[i]
@@ -381,7 +386,7 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
         let item = &servers[i];
         let role = if let Some(&r) = acks.of.get(&i) {
             Role::Answers(r)
-        } else if let Some(st) = item.stream {
+        } else if let Some(st) = item.stream.map(|st| st as usize) {
             if let Some(&r) = stream_end.get(&st) {
                 if streams[st].frames.last() == Some(&i) {
                     Role::Answers(r)
@@ -467,18 +472,17 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         listen_pool: Vec::new(),
         by_method: LookupMap::default(),
         listens: Vec::new(),
-        corpus: Vec::new(),
-        unanswered: Vec::new(),
+        catalogue: Catalogue::default(),
         schedule,
         volatile,
         warnings,
         highest_live,
         standalone_streams,
     };
-    // Every request lands in `corpus` or `unanswered`, most of them with a pair: sized once
-    // rather than grown by doubling.
+    // Nearly every request gets a pair: sized once rather than grown by doubling.
     index.pairs.reserve_exact(requests.len());
-    index.corpus.reserve_exact(requests.len());
+    // Which fingerprints the catalogue holds already (it keeps each once).
+    let mut catalogued = vec![false; index.fp_text.len()];
     let mut ack_for: LookupMap<usize, usize> = acks.of.into_iter().map(|(s, r)| (r, s)).collect();
     let mut pair_fps: Vec<u32> = Vec::new();
     let mut listen_fps: Vec<u32> = Vec::new();
@@ -493,20 +497,22 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             progress,
             ..
         } = item;
-        let corpus = CorpusEntry {
-            method: Arc::clone(&method),
-            fp,
-            shaped: OnceLock::new(),
+        let fp = fp as usize;
+        let mut catalogue = |index: &mut Index| {
+            let first = !std::mem::replace(&mut catalogued[fp], true);
+            index
+                .catalogue
+                .note_answered(&method, fp, &index.fp_text[fp], first);
         };
         if listen {
             listen_fps.push(fp as u32);
             index.listens.push(Listen {
-                key,
+                key: key.into(),
                 ack: ack_for.remove(&r).and_then(|s| recs[s].take()),
                 fp,
                 anchor: r,
             });
-            index.corpus.push(corpus);
+            catalogue(&mut index);
             continue;
         }
         let mut status = None;
@@ -529,9 +535,10 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         };
         let Some(answer) = answer else {
             index.fp_info[fp].unanswered = true;
-            index.unanswered.push(corpus);
+            index.catalogue.note_unanswered(&method);
             continue;
         };
+        catalogue(&mut index);
         let p = index.pairs.len();
         if !retry {
             index
@@ -542,17 +549,16 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         }
         index.pairs.push(Pair {
             method,
-            fp,
+            fp: fp as u32,
             retry,
             shape,
             answer,
-            anchor: r,
+            anchor: super::read::narrow(r),
             progress,
             status,
             chunk_t,
         });
         pair_fps.push(fp as u32);
-        index.corpus.push(corpus);
     }
     drop(recs);
     index.pool = group(&pair_fps, &mut index.fp_info, |info, range| {
@@ -564,7 +570,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     index.read_task_polls(&task_ids);
     index.fps.shrink_to_fit();
     index.pairs.shrink_to_fit();
-    index.corpus.shrink_to_fit();
+    index.catalogue.finish();
     index
 }
 

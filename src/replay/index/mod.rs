@@ -17,33 +17,37 @@
 //! one, in named phases.
 
 mod build;
+pub mod catalogue;
 mod read;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::LookupMap;
 use super::fingerprint::{MRTR_FIELDS, TOOLS_CALL};
 use super::schedule::Schedule;
 use super::shape::{ShapeRef, Shapes};
 use super::volatile::VolatileSet;
-use super::{LookupMap, LookupSet};
 use crate::cassette::{CassetteError, Header};
 use crate::jsonrpc::Id;
 
 pub use super::recorded::{Answer, Recorded};
+pub use catalogue::Catalogue;
 
 /// A recorded request and its answer.
 #[derive(Debug)]
 pub struct Pair {
     pub method: Arc<str>,
-    pub fp: usize,
+    /// The fingerprint's number (an index into [`Index::fp_text`]); `u32` as every position the
+    /// index keeps per recorded request, to keep it small on a large cassette.
+    pub fp: u32,
     pub retry: bool,
     /// How the request was written (see [`Shapes`]), when it can be matched by shape.
     pub shape: ShapeRef,
     pub answer: Answer,
     /// The request's position among recorded requests (the schedule's anchor).
-    pub anchor: usize,
+    pub anchor: u32,
     /// The recorded request's `_meta.progressToken` (JSON text): its progress notifications
     /// are re-addressed to the live request's token.
     pub progress: Option<Box<str>>,
@@ -87,17 +91,6 @@ pub struct FpInfo {
     pub task: Option<Box<TaskPolls>>,
 }
 
-/// A recorded request as the miss diagnosis sees it. Its params are not kept: the fingerprint
-/// holds them (declared-volatile fields already dropped), and a miss reads them back from there.
-#[derive(Debug)]
-pub struct CorpusEntry {
-    pub method: Arc<str>,
-    pub fp: usize,
-    /// Params read back from the fingerprint, on first use (by whichever session misses first:
-    /// a lock only on the miss path, which is slow anyway).
-    shaped: OnceLock<Option<Box<Value>>>,
-}
-
 /// The index of one cassette.
 #[derive(Debug)]
 pub struct Index {
@@ -114,10 +107,8 @@ pub struct Index {
     /// Non-retry answered requests per method, in recorded order (warn mode's borrowing pool).
     pub by_method: LookupMap<Arc<str>, Vec<u32>>,
     pub listens: Vec<Listen>,
-    /// Answered requests and listens, in file order.
-    pub corpus: Vec<CorpusEntry>,
-    /// Requests the recording holds no answer for, in file order.
-    pub unanswered: Vec<CorpusEntry>,
+    /// Recorded requests by method and tool, for the miss diagnosis.
+    pub catalogue: Catalogue,
     pub schedule: Schedule,
     /// Whether incoming requests must be redacted before fingerprinting.
     pub redact_requests: bool,
@@ -152,28 +143,17 @@ impl Index {
         &self.listen_pool[start as usize..(start + len) as usize]
     }
 
-    /// A recorded request's params as the fingerprint holds them (declared-volatile fields
+    /// A recorded request's params as fingerprint `fp` holds them (declared-volatile fields
     /// dropped; `_meta` and `cursor` gone, and nothing for the methods matched on name alone).
-    pub fn corpus_params<'c>(&self, entry: &'c CorpusEntry) -> Option<&'c Value> {
-        entry
-            .shaped
-            .get_or_init(|| {
-                let fp = self.fp_text.get(entry.fp)?;
-                params_from_fingerprint(&entry.method, fp).map(Box::new)
-            })
-            .as_deref()
+    /// Read back on each use, not kept: a miss reads a bounded few (see [`catalogue`]), and
+    /// keeping every one read would grow the shared index with each miss.
+    pub fn recorded_params(&self, method: &str, fp: usize) -> Option<Value> {
+        params_from_fingerprint(method, self.fp_text.get(fp)?)
     }
 
     /// Every distinct recorded method (answered, listened or unanswered).
     pub fn recorded_methods(&self) -> Vec<String> {
-        let mut methods: Vec<String> = self
-            .corpus
-            .iter()
-            .chain(&self.unanswered)
-            .map(|c| c.method.to_string())
-            .collect::<LookupSet<_>>()
-            .into_iter()
-            .collect();
+        let mut methods: Vec<String> = self.catalogue.method_names().map(str::to_owned).collect();
         methods.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
         methods
     }

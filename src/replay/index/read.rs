@@ -14,7 +14,7 @@ use crate::json::Node;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::fingerprint::{
-    MRTR_FIELDS, TASKS_GET, fingerprint, fingerprint_node, is_mrtr_retry,
+    MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
 use crate::replay::shape::{ShapeRef, Shapes};
 use crate::replay::volatile::VolatileSet;
@@ -23,17 +23,17 @@ use crate::replay::{LookupMap, LookupSet};
 
 /// Where a frame sits in wire order: `t`, entry index, position within the entry, and a tie-break
 /// that only ever moves a request just ahead of its own answer.
-pub(super) type WireKey = (u64, usize, i64, i8);
+pub(super) type WireKey = (u64, u32, i32, i8);
 
 /// A recorded request, reduced while reading to what the index keeps: its text is not.
 pub(super) struct RequestItem {
     pub(super) t: u64,
-    pub(super) entry: usize,
+    pub(super) entry: u32,
     /// `String(id)`.
-    pub(super) key: String,
+    pub(super) key: Box<str>,
     pub(super) listen: bool,
     pub(super) method: Arc<str>,
-    pub(super) fp: usize,
+    pub(super) fp: u32,
     pub(super) retry: bool,
     pub(super) shape: ShapeRef,
     /// The request's `_meta.progressToken` as JSON text, when it asked for progress.
@@ -43,8 +43,8 @@ pub(super) struct RequestItem {
 /// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
 pub(super) struct ServerItem {
     pub(super) t: u64,
-    pub(super) entry: usize,
-    pub(super) within: i64,
+    pub(super) entry: u32,
+    pub(super) within: i32,
     /// Taken by whatever ends up holding it (an answer, a listen, the schedule).
     pub(super) rec: Option<Recorded>,
     pub(super) kind: FrameKind,
@@ -53,13 +53,13 @@ pub(super) struct ServerItem {
     /// is kept per recorded server frame, and every byte of it counts on a large cassette.
     pub(super) id: Option<Box<str>>,
     pub(super) tag: Option<Box<str>>,
-    pub(super) stream: Option<usize>,
+    pub(super) stream: Option<u32>,
     /// The entry's recorded `http.status`, when the HTTP status was not the default one.
     pub(super) status: Option<u16>,
 }
 
 impl ServerItem {
-    fn new(t: u64, entry: usize, within: i64, frame: &Frame, stream: Option<usize>) -> ServerItem {
+    fn new(t: u64, entry: u32, within: i32, frame: &Frame, stream: Option<u32>) -> ServerItem {
         let rec = Recorded::from_frame(frame);
         ServerItem {
             t,
@@ -156,7 +156,7 @@ impl Recording {
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     rec.order.push(InOrder::Server(rec.servers.len()));
-                    let mut item = ServerItem::new(t, n, -1, &frame, None);
+                    let mut item = ServerItem::new(t, narrow(n), -1, &frame, None);
                     item.status = status;
                     rec.servers.push(item);
                 }
@@ -200,12 +200,24 @@ impl Recording {
     ) {
         self.observed.initialize |= &*method == "initialize";
         let listen = &*method == LISTEN_METHOD;
-        let (fp, retry, task_id) = read_request(volatile, &method, frame);
-        let shape = ShapeRef::from(if listen || volatile.applies_to(&method) {
-            None
-        } else {
-            self.shapes.learn(frame.text(), &fp)
-        });
+        // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
+        // the scanner declines MRTR retries, so such a call is no retry and no task poll.
+        let scanned = (&*method == TOOLS_CALL && !volatile.applies_to(&method))
+            .then(|| self.shapes.fingerprint_and_learn(frame.text()))
+            .flatten();
+        let (fp, retry, task_id, shape) = match scanned {
+            Some((fp, shape)) => (fp, false, None, shape),
+            None => {
+                let (fp, retry, task_id) = read_request(volatile, &method, frame);
+                let shape = if listen || volatile.applies_to(&method) {
+                    None
+                } else {
+                    self.shapes.learn(frame.text(), &fp)
+                };
+                (fp, retry, task_id, shape)
+            }
+        };
+        let shape = ShapeRef::from(shape);
         let fp = self.fps.intern(fp);
         if &*method == TASKS_GET {
             if let Some(id) = task_id {
@@ -215,11 +227,11 @@ impl Recording {
         self.order.push(InOrder::Request(self.requests.len()));
         self.requests.push(RequestItem {
             t,
-            entry: n,
-            key: frame.id().map(id_key).unwrap_or_default(),
+            entry: narrow(n),
+            key: frame.id().map(id_key).unwrap_or_default().into(),
             listen,
             method,
-            fp,
+            fp: fp as u32,
             retry,
             shape,
             progress: crate::replay::progress::request_token(frame.text()),
@@ -232,12 +244,25 @@ impl Recording {
         let mut frames = Vec::with_capacity(chunks.len());
         for (j, chunk) in chunks.into_iter().enumerate() {
             frames.push(self.servers.len());
-            self.servers
-                .push(ServerItem::new(chunk.t, n, j as i64, &chunk.frame, Some(s)));
+            let within = i32::try_from(j).unwrap_or(i32::MAX);
+            self.servers.push(ServerItem::new(
+                chunk.t,
+                narrow(n),
+                within,
+                &chunk.frame,
+                Some(narrow(s)),
+            ));
         }
         self.order.push(InOrder::Stream(s));
         self.streams.push(StreamItem { id, frames });
     }
+}
+
+/// An index into one of phase 1's lists as the items store it: four bytes, not eight, on
+/// something kept per recorded frame. No cassette holds four billion frames (each is a line of
+/// its own), so the saturation is never reached.
+pub(super) fn narrow(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Fingerprint texts, each stored once and numbered in order of first sight.
@@ -333,5 +358,58 @@ fn live_number(id: Option<&Id>) -> u64 {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What phase 1 reads from a recorded `tools/call` by the scanner, against the parser.
+    fn both(text: &str) -> (Option<String>, String, bool) {
+        let frame = Frame::parse(text).expect("a frame");
+        let mut shapes = Shapes::default();
+        let fast = shapes.fingerprint_and_learn(frame.text()).map(|(fp, _)| fp);
+        let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
+        (fast, slow, retry)
+    }
+
+    #[test]
+    fn retries_and_odd_params_are_left_to_the_parser() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{},"requestState":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"params":{"name":"a","arguments":{}},"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#,
+        ] {
+            let (fast, _, _) = both(text);
+            assert_eq!(fast, None, "{text}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn scanned_tools_calls_fingerprint_as_parsed(
+            args in proptest::collection::btree_map(r#"[a-z_"\\é]{0,4}"#, proptest::prelude::any::<i32>(), 0..4),
+            name in r#"[a-z/_"\\-]{0,8}"#,
+            extra in proptest::option::of("[a-z_]{1,5}"),
+            spaced in proptest::prelude::any::<bool>(),
+        ) {
+            let mut params = serde_json::json!({"name": name, "arguments": args});
+            if let Some(k) = extra {
+                params[k] = serde_json::json!({"b": [1, 2.50, "x"]});
+            }
+            let body = if spaced {
+                serde_json::to_string_pretty(&params).unwrap().replace('\n', " ")
+            } else {
+                params.to_string()
+            };
+            let text = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{body}}}"#);
+            let (fast, slow, retry) = both(&text);
+            if let Some(fast) = fast {
+                prop_assert_eq!(fast, slow);
+                prop_assert!(!retry);
+            }
+        }
     }
 }

@@ -351,7 +351,7 @@ impl Session {
     /// a client repeating its recorded session asks in recorded order, and checking that guess
     /// reads memory in order, where a hash lookup lands anywhere (at a cache miss's price).
     fn expected(&self, fp: &str) -> Option<usize> {
-        let f = self.index.pairs.get(self.next_pair)?.fp;
+        let f = self.index.pairs.get(self.next_pair)?.fp as usize;
         (*self.index.fp_text[f] == *fp).then_some(f)
     }
 
@@ -360,8 +360,8 @@ impl Session {
     fn expected_shape<'l>(&self, line: &'l str) -> Option<(&'l str, usize)> {
         let pair = self.index.pairs.get(self.next_pair)?;
         let shape = self.index.shapes.get(pair.shape.get()?)?;
-        let id = shape.matches(line, &self.index.fp_text[pair.fp])?;
-        Some((id, pair.fp))
+        let id = shape.matches(line, &self.index.fp_text[pair.fp as usize])?;
+        Some((id, pair.fp as usize))
     }
 
     fn keep_scratch(&mut self, fp: String) {
@@ -597,7 +597,7 @@ impl Session {
     /// Answers the request whose id is `id_json` (its JSON text) with recorded pair `p`.
     fn serve_as(&mut self, id_json: &str, p: usize, outcome: Outcome) -> Exchange {
         let index = &*self.index;
-        let anchor = index.pairs[p].anchor;
+        let anchor = index.pairs[p].anchor as usize;
         let before = self.released.before(&index.schedule, anchor);
         let before = deliverable(before, &self.subs, &mut self.stats);
         let after_frames = self.released.after(&index.schedule, anchor);

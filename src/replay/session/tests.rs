@@ -1111,3 +1111,57 @@ fn progress_follows_the_live_token_on_the_fast_path_too() {
     assert_eq!(frames[0]["params"]["progressToken"], 9);
     assert_eq!(frames[1]["id"], 9);
 }
+
+#[test]
+fn a_miss_costs_the_same_on_a_cassette_four_times_larger() {
+    // Work counted, not timed: how many recordings the diagnoses read back to compare with.
+    let work = |calls: usize| {
+        let mut lines = Vec::new();
+        for i in 0..calls {
+            let id = json!(2 * i);
+            let args = json!({"i": i, "tag": "x"});
+            lines.push(frame(
+                1,
+                "c2s",
+                req(id.clone(), "tools/call", call("t", args)),
+            ));
+            lines.push(frame(1, "s2c", res(id, json!({}))));
+            let id = json!(2 * i + 1);
+            let uri = format!("demo://{i}");
+            lines.push(frame(
+                1,
+                "c2s",
+                req(id.clone(), "resources/read", json!({"uri": uri})),
+            ));
+            lines.push(frame(1, "s2c", res(id, json!({}))));
+        }
+        let mut s = session(&lines);
+        crate::replay::miss::READ_BACK.with(|n| n.set(0));
+        let mut diagnoses = Vec::new();
+        for message in [
+            req(
+                json!(1),
+                "tools/call",
+                call("t", json!({"i": 3, "tag": "y"})),
+            ),
+            req(json!(2), "resources/read", json!({"uri": "demo://nope"})),
+            req(json!(3), "tools/call", call("u", json!({}))),
+        ] {
+            match send(&mut s, message).1 {
+                Outcome::Missed { diagnosis, .. } => diagnoses.push(diagnosis),
+                other => panic!("{other:?}"),
+            }
+        }
+        (crate::replay::miss::READ_BACK.with(|n| n.get()), diagnoses)
+    };
+    let (small, small_said) = work(300);
+    let (large, large_said) = work(1200);
+    assert!(small > 0);
+    assert!(large <= 5 * small, "{small} -> {large}");
+    assert_eq!(small_said, large_said);
+    assert_eq!(
+        small_said[0],
+        "method and tool match a recording, but arguments differ at: /tag (recorded \"x\", got \"y\")"
+    );
+    assert!(small_said[2].contains("no recorded tools/call for tool \"u\""));
+}

@@ -1,0 +1,193 @@
+//! What was recorded, by method and, for `tools/call`, by tool name: the miss diagnosis looks its
+//! candidates up here instead of walking every recording.
+//!
+//! A miss names the nearest recording of the same method (and tool). Walking all recordings made
+//! every miss cost time in proportion to the cassette (and parsing them all, memory too), so a
+//! client missing repeatedly on a large cassette stalled. Here each method and tool keeps its
+//! distinct fingerprints in file order, at most [`COMPARED`] of them: a miss compares with those
+//! only. Identical fingerprints diff identically, so keeping one of each changes no diagnosis;
+//! beyond the first [`COMPARED`] the nearest recording is the nearest among those (documented in
+//! docs/replay.md).
+
+use std::sync::Arc;
+
+use super::params_from_fingerprint;
+use crate::json::stringify::display as js_string;
+use crate::replay::LookupMap;
+use crate::replay::fingerprint::TOOLS_CALL;
+
+/// How many recordings of one method (or one tool) a miss compares with, at most.
+pub const COMPARED: usize = 64;
+
+/// Recorded requests by method, then by tool.
+#[derive(Debug, Default)]
+pub struct Catalogue {
+    methods: LookupMap<Arc<str>, Recordings>,
+    /// Whether any request was recorded with an answer (or as a listen).
+    answered: bool,
+}
+
+/// What one method was recorded with.
+#[derive(Debug, Default)]
+pub struct Recordings {
+    /// Answered requests and listens of this method: their first distinct fingerprints, in file
+    /// order.
+    fps: Vec<u32>,
+    /// Whether any was answered (or listened): `fps` can be empty only when none was.
+    answered: bool,
+    /// Whether any was recorded with no answer.
+    unanswered: bool,
+    /// `tools/call` only: the same, by tool name (as JavaScript's `String()` spells it).
+    tools: LookupMap<Box<str>, Vec<u32>>,
+}
+
+impl Recordings {
+    /// Candidate fingerprints of this method, at most [`COMPARED`].
+    pub fn fps(&self) -> &[u32] {
+        &self.fps
+    }
+
+    /// Candidate fingerprints of one tool, at most [`COMPARED`]; `None` when it was never
+    /// recorded with an answer.
+    pub fn tool(&self, name: &str) -> Option<&[u32]> {
+        self.tools.get(name).map(Vec::as_slice)
+    }
+
+    /// Every recorded tool name.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(|k| &**k)
+    }
+
+    pub fn answered(&self) -> bool {
+        self.answered
+    }
+
+    pub fn unanswered(&self) -> bool {
+        self.unanswered
+    }
+}
+
+impl Catalogue {
+    /// What `method` was recorded with, if it was.
+    pub fn method(&self, method: &str) -> Option<&Recordings> {
+        self.methods.get(method)
+    }
+
+    /// Whether any request was recorded with an answer (or as a listen).
+    pub fn any_answered(&self) -> bool {
+        self.answered
+    }
+
+    /// Every recorded method (answered, listened or unanswered), in no particular order.
+    pub fn method_names(&self) -> impl Iterator<Item = &str> {
+        self.methods.keys().map(|k| &**k)
+    }
+
+    /// Notes a recorded request of `method` with fingerprint `fp` (text `fp_text`); `first` says
+    /// whether this fingerprint was not noted as answered before.
+    pub(super) fn note_answered(
+        &mut self,
+        method: &Arc<str>,
+        fp: usize,
+        fp_text: &str,
+        first: bool,
+    ) {
+        self.answered = true;
+        let recordings = self.entry(method);
+        recordings.answered = true;
+        if !first {
+            return;
+        }
+        if recordings.fps.len() < COMPARED {
+            recordings.fps.push(fp as u32);
+        }
+        if **method == *TOOLS_CALL {
+            let name = tool_name(fp_text);
+            let fps = match recordings.tools.get_mut(name.as_str()) {
+                Some(fps) => fps,
+                None => recordings.tools.entry(name.into()).or_default(),
+            };
+            if fps.len() < COMPARED {
+                fps.push(fp as u32);
+            }
+        }
+    }
+
+    pub(super) fn note_unanswered(&mut self, method: &Arc<str>) {
+        self.entry(method).unanswered = true;
+    }
+
+    fn entry(&mut self, method: &Arc<str>) -> &mut Recordings {
+        if !self.methods.contains_key(&**method) {
+            self.methods
+                .insert(Arc::clone(method), Recordings::default());
+        }
+        self.methods.get_mut(&**method).expect("inserted above")
+    }
+
+    pub(super) fn finish(&mut self) {
+        self.methods.shrink_to_fit();
+        for recordings in self.methods.values_mut() {
+            recordings.fps.shrink_to_fit();
+            for fps in recordings.tools.values_mut() {
+                fps.shrink_to_fit();
+            }
+            recordings.tools.shrink_to_fit();
+        }
+    }
+}
+
+/// The tool name a `tools/call` fingerprint holds, as the diagnosis compares it:
+/// `String(params.name)`. The common form (`tools/call`, name, arguments, one separator each) is
+/// read in place; any other (a retry part, a name holding the separator, params that were not an
+/// object) is read back the way the diagnosis reads params.
+fn tool_name(fp: &str) -> String {
+    let plain = fp
+        .strip_prefix(TOOLS_CALL)
+        .and_then(|rest| rest.strip_prefix('\u{0}'))
+        .and_then(|rest| rest.split_once('\u{0}'))
+        .filter(|(_, args)| !args.contains('\u{0}') && args.starts_with('{'));
+    match plain {
+        Some((name, _)) => name.to_owned(),
+        None => js_string(
+            params_from_fingerprint(TOOLS_CALL, fp)
+                .as_ref()
+                .and_then(|p| p.get("name")),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::fingerprint::fingerprint;
+    use serde_json::json;
+
+    #[test]
+    fn tool_names_read_in_place_equal_the_params_read_back() {
+        let cases = [
+            json!({"name": "echo", "arguments": {"x": 1}}),
+            json!({"name": "echo", "arguments": null}),
+            json!({"name": "echo"}),
+            json!({"name": "a\u{0}b", "arguments": {"q": 1}}),
+            json!({"name": "a", "arguments": {}, "requestState": "s"}),
+            json!({"name": 7, "arguments": {}}),
+            json!({"arguments": {}}),
+            json!(["x"]),
+        ];
+        for params in cases {
+            let fp = fingerprint(TOOLS_CALL, Some(&params));
+            let slow = js_string(
+                params_from_fingerprint(TOOLS_CALL, &fp)
+                    .as_ref()
+                    .and_then(|p| p.get("name")),
+            );
+            assert_eq!(tool_name(&fp), slow, "{params}");
+        }
+        assert_eq!(
+            tool_name(&fingerprint(TOOLS_CALL, None)),
+            js_string(None),
+            "absent params"
+        );
+    }
+}
