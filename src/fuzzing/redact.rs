@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
+use crate::json::Node;
 use crate::jsonrpc::Frame;
 use crate::redact::{RedactConfig, Redactor};
 
@@ -47,7 +48,7 @@ pub fn redactor(data: &[u8]) {
             let (tree, n) = r.redact_value(&frame.value());
             match r.redact_frame(&frame) {
                 None => {
-                    if builtin {
+                    if builtin && !repeats_a_key(text) {
                         assert_eq!(n, 0, "the tree walk found secrets the text walk did not");
                     }
                 }
@@ -59,7 +60,9 @@ pub fn redactor(data: &[u8]) {
                         "second pass changed {}",
                         redacted.text()
                     );
-                    if builtin {
+                    // A repeated key is redacted at each occurrence in the text, while the
+                    // tree keeps only the last: counts compare only without repeats.
+                    if builtin && !repeats_a_key(text) {
                         assert_eq!(m, n, "text and tree walks count differently");
                         assert_eq!(redacted.value(), tree, "text and tree walks differ");
                     }
@@ -71,4 +74,28 @@ pub fn redactor(data: &[u8]) {
             assert_eq!(r.redact_value(&once), (once.clone(), 0), "value: {text:?}");
         }
     }
+}
+
+/// Whether some object in the JSON text holds a key twice.
+fn repeats_a_key(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text).trim();
+    let Ok(root) = Node::parse(text) else {
+        return false;
+    };
+    let mut stack = vec![&root];
+    while let Some(node) = stack.pop() {
+        match node {
+            Node::Arr(items) => stack.extend(items),
+            Node::Obj(members) => {
+                let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+                keys.sort_unstable();
+                if keys.windows(2).any(|w| w[0] == w[1]) {
+                    return true;
+                }
+                stack.extend(members.iter().map(|(_, v)| v));
+            }
+            _ => {}
+        }
+    }
+    false
 }
