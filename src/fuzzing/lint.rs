@@ -8,9 +8,12 @@ use crate::lint::{
     lint_tool, rule, safe_mcp_rule_ids, scan_text,
 };
 
-/// Longest excerpt a finding may carry, in bytes: the widest window a rule quotes is 60 UTF-16
-/// units (docs/check.md, "Reports"), at most four bytes each, with room for a rule's own label.
-const EXCERPT_LIMIT: usize = 512;
+/// Longest excerpt a finding may carry, in bytes. A rule quotes a window of 60 UTF-16 units
+/// (docs/check.md, "Reports"); a second-stage finding in decoded text adds the first 40
+/// characters of the encoded run and a label, or a list of what normalising revealed. 512 was
+/// too tight for those (a 550-byte excerpt, `regressions/lint_engine/excerpt-of-550-bytes`); the
+/// point is that excerpts do not grow with the text.
+const EXCERPT_LIMIT: usize = 1024;
 
 /// The input is linted as text on every surface and as recorded output; when it is JSON, as a
 /// tool, prompt, resource and template listing entry, else as a tool's description. Holds: each
