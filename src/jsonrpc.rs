@@ -264,7 +264,23 @@ impl Frame {
         let span = start..start + text.len();
         let mut jsonrpc_ok = false;
         let (mut id, mut method, mut result, mut error) = (None, None, false, false);
+        // Envelope members seen so far: a repeated one is refused by the validating path, so
+        // it must not be read here either (docs/fuzzing.md, "Bugs found").
+        let mut seen = [false; 5];
         let shaped = token::for_each_member(text, |key, value| {
+            let slot = match key {
+                "jsonrpc" => Some(0),
+                "id" => Some(1),
+                "method" => Some(2),
+                "result" => Some(3),
+                "error" => Some(4),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                if std::mem::replace(&mut seen[slot], true) {
+                    return None;
+                }
+            }
             match key {
                 "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
                 "id" => id = Some(value),
@@ -437,6 +453,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":-1.5e3,"result":null}"#,
             r#"{"jsonrpc":"2.0"}"#,
             r#"{"jsonr\u0070c":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","result":1,"result":2}"#,
         ] {
             let a = Frame::parse(text);
             let b = Frame::from_valid_json(text);

@@ -37,6 +37,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub(crate) mod contract;
+pub mod fuzzing;
 pub mod inspect;
 pub(crate) mod json;
 pub mod jsonrpc;

@@ -7,6 +7,7 @@ mod check;
 mod cli;
 mod contract;
 mod fixtures;
+mod fuzz_corpus;
 mod http_client;
 mod interop;
 mod leaks;
