@@ -106,6 +106,20 @@ pub enum FrameKind {
     Unclassified,
 }
 
+impl FrameKind {
+    /// The kind a frame with these envelope members has; every reader (validating, shallow,
+    /// scanned) decides through this one table.
+    fn of(method: bool, id: bool, result: bool, error: bool) -> Self {
+        match (method, id, result, error) {
+            (true, true, _, _) => Self::Request,
+            (true, false, _, _) => Self::Notification,
+            (false, _, true, false) => Self::Response,
+            (false, _, _, true) => Self::ErrorResponse,
+            _ => Self::Unclassified,
+        }
+    }
+}
+
 /// One JSON-RPC message: the exact text and the parsed envelope.
 ///
 /// The text is a span of a shared string, so a frame read from a cassette line points into
@@ -203,13 +217,7 @@ impl Frame {
             },
             None => None,
         };
-        let kind = match (&method, &id, result, error) {
-            (Some(_), Some(_), _, _) => FrameKind::Request,
-            (Some(_), None, _, _) => FrameKind::Notification,
-            (None, _, true, false) => FrameKind::Response,
-            (None, _, _, true) => FrameKind::ErrorResponse,
-            _ => FrameKind::Unclassified,
-        };
+        let kind = FrameKind::of(method.is_some(), id.is_some(), result, error);
         Some(Some(Frame {
             span: 0..text.len(),
             source: text.into(),
@@ -229,13 +237,12 @@ impl Frame {
             Some(raw) => Some(Id::from_raw(raw)?),
             None => None,
         };
-        let kind = match (&env.method, &id, env.result, env.error) {
-            (Some(_), Some(_), _, _) => FrameKind::Request,
-            (Some(_), None, _, _) => FrameKind::Notification,
-            (None, _, Some(_), None) => FrameKind::Response,
-            (None, _, _, Some(_)) => FrameKind::ErrorResponse,
-            _ => FrameKind::Unclassified,
-        };
+        let kind = FrameKind::of(
+            env.method.is_some(),
+            id.is_some(),
+            env.result.is_some(),
+            env.error.is_some(),
+        );
         Some(Frame {
             span: 0..text.len(),
             source: text.into(),
@@ -307,13 +314,7 @@ impl Frame {
             Some(raw) => Some(serde_json::from_str::<String>(raw).ok()?),
             None => None,
         };
-        let kind = match (&method, &id, result, error) {
-            (Some(_), Some(_), _, _) => FrameKind::Request,
-            (Some(_), None, _, _) => FrameKind::Notification,
-            (None, _, true, false) => FrameKind::Response,
-            (None, _, _, true) => FrameKind::ErrorResponse,
-            _ => FrameKind::Unclassified,
-        };
+        let kind = FrameKind::of(method.is_some(), id.is_some(), result, error);
         Some(Frame {
             source: Arc::clone(source),
             span,

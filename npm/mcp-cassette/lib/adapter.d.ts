@@ -45,3 +45,12 @@ export interface Hooks {
 
 /** The shared implementation, for a framework whose hooks are given. */
 export declare function useCassetteWith(hooks: Hooks, file: string, options?: UseCassetteOptions): CassetteHandle;
+
+/** The hook table of a framework whose `expect` names the running test, as vitest's and jest's do. */
+export declare function hooksOf(framework: {
+  beforeAll: Hooks["beforeAll"];
+  beforeEach: Hooks["beforeEach"];
+  afterEach: Hooks["afterEach"];
+  afterAll: Hooks["afterAll"];
+  expect: { getState(): { currentTestName?: string } };
+}): Hooks;

@@ -254,6 +254,20 @@ class Server {
 }
 
 /**
+ * The hook table of a framework that, like vitest and jest, names the running test in its
+ * `expect`'s state and nothing at collection.
+ */
+export function hooksOf({ beforeAll, beforeEach, afterEach, afterAll, expect }) {
+  return {
+    beforeAll,
+    beforeEach,
+    afterEach,
+    afterAll,
+    inTest: () => expect.getState().currentTestName !== undefined,
+  };
+}
+
+/**
  * `useCassette(file, options)` for a framework whose hooks are `hooks`: `{ beforeAll, beforeEach,
  * afterEach, afterAll, inTest }`, where `inTest()` says whether a test is running now.
  */

@@ -2,7 +2,7 @@
 
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 
-import { useCassetteWith } from "./adapter.js";
+import { hooksOf, useCassetteWith } from "./adapter.js";
 
 export {
   CassetteMismatchError,
@@ -11,14 +11,7 @@ export {
   isMismatch,
 } from "./errors.js";
 
-const hooks = {
-  beforeAll,
-  beforeEach,
-  afterEach,
-  afterAll,
-  // vitest names the running test in expect's state, and nothing at collection.
-  inTest: () => expect.getState().currentTestName !== undefined,
-};
+const hooks = hooksOf({ beforeAll, beforeEach, afterEach, afterAll, expect });
 
 /** Replays `file` around the enclosing describe block; see docs/adapters.md. */
 export function useCassette(file, options) {
