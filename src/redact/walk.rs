@@ -255,7 +255,7 @@ impl Inner {
     pub(super) fn frame(&self, frame: &Frame, hit: &mut HitFn<'_>) -> Option<Frame> {
         match self.json_text(frame.text(), hit) {
             Ok(None) => None,
-            Ok(Some(text)) => Frame::parse(&text),
+            Ok(Some(text)) => Frame::parse(&text).or_else(|| self.frame_keeping_envelope(frame)),
             // A parsed frame is JSON; this only guards against the two parsers disagreeing.
             Err(NotJson) => {
                 let mut v = frame.value();
@@ -267,6 +267,37 @@ impl Inner {
                 if changed { Frame::from_value(&v) } else { None }
             }
         }
+    }
+
+    /// The frame redacted member by member with its envelope kept. Redacting the whole text can
+    /// leave something that is no longer a JSON-RPC frame when a rule (in practice a user
+    /// pattern) matches envelope text: the `jsonrpc` key or its `2.0`, `params` as a key. Keeping
+    /// the original then would write every secret of the frame in clear, so the envelope
+    /// (`jsonrpc`, `id` and the member names) is kept as it was and every other value, the
+    /// method included, is redacted as usual. The hits were reported by the text pass.
+    fn frame_keeping_envelope(&self, frame: &Frame) -> Option<Frame> {
+        let Value::Object(members) = frame.value() else {
+            return None;
+        };
+        let mut quiet = |_: &str, _: &str, _: &PathFn<'_>| {};
+        let mut out = serde_json::Map::with_capacity(members.len());
+        for (key, mut value) in members {
+            match key.as_str() {
+                "jsonrpc" | "id" => {}
+                "method" | "params" | "result" | "error" => self.value(&mut value, &mut quiet),
+                _ => {
+                    // Not an envelope member: its name is redacted like any other key.
+                    let mut one = Value::Object(serde_json::Map::from_iter([(key, value)]));
+                    self.value(&mut one, &mut quiet);
+                    if let Value::Object(one) = one {
+                        out.extend(one);
+                    }
+                    continue;
+                }
+            }
+            out.insert(key, value);
+        }
+        Frame::from_value(&Value::Object(out))
     }
 
     /// [`Inner::text`], reporting hits at `path`.

@@ -568,3 +568,44 @@ fn reference_fixtures_pass_through_unchanged() {
     }
     assert!(seen >= 5, "found {seen} fixture cassettes");
 }
+
+/// A user pattern that also matches envelope text (here every `a`, `b` and `c`, so the
+/// `jsonrpc` key and `params` too) once made the redacted frame unreadable as JSON-RPC, and the
+/// original frame, secrets and all, was written instead. The envelope is kept and everything
+/// else is redacted; a second pass changes nothing.
+#[test]
+fn a_pattern_that_matches_the_envelope_still_redacts_the_frame() {
+    let dir = TempDir::new().expect("tempdir");
+    let cfg = write(
+        &dir,
+        "cfg.json",
+        r#"{"patterns":[{"name":"letters","regex":"[a-c]+"}]}"#,
+    );
+    let input = write(
+        &dir,
+        "in.jsonl",
+        &format!(
+            "{HEADER}\n{}\n",
+            frame(
+                1,
+                "c2s",
+                json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{"text":"abc def"}}})
+            )
+        ),
+    );
+    let once = dir.path().join("once.jsonl");
+    let out = redact(&[p(&input), "--redact-config", p(&cfg), "-o", p(&once)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let written = fs::read_to_string(&once).expect("read");
+    let line: Value =
+        serde_json::from_str(written.lines().nth(1).expect("frame line")).expect("json");
+    let frame = &line["frame"];
+    assert_eq!(frame["jsonrpc"], "2.0", "{written}");
+    assert_eq!(frame["id"], 1, "{written}");
+    assert!(!written.contains("abc def"), "the secret stayed: {written}");
+    assert!(frame["params"].is_object(), "{written}");
+    let twice = dir.path().join("twice.jsonl");
+    let out = redact(&[p(&once), "--redact-config", p(&cfg), "-o", p(&twice)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(written, fs::read_to_string(&twice).expect("read"));
+}
