@@ -235,24 +235,18 @@ fn colour_follows_the_flag_and_no_color() {
         .replace("\u{1b}[0m", "");
     assert_eq!(stripped, text);
     // The flag may come first; NO_COLOR does not overrule an explicit always, and `never` wins.
-    let first = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
-        .args(["--color", "never", "rules", "CAS-L001"])
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8(first.stdout).unwrap().contains(ESC));
-    let no_color = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
-        .args(["rules", "CAS-L001", "--color", "auto"])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8(no_color.stdout).unwrap().contains(ESC));
-    let always = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"))
-        .args(["rules", "CAS-L001", "--color", "always"])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let doc = String::from_utf8(always.stdout).unwrap();
+    let rules = |args: &[&str], no_color: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-cassette"));
+        command.args(args);
+        match no_color {
+            Some(value) => command.env("NO_COLOR", value),
+            None => command.env_remove("NO_COLOR"),
+        };
+        String::from_utf8(command.output().unwrap().stdout).unwrap()
+    };
+    assert!(!rules(&["--color", "never", "rules", "CAS-L001"], None).contains(ESC));
+    assert!(!rules(&["rules", "CAS-L001", "--color", "auto"], Some("1")).contains(ESC));
+    let doc = rules(&["rules", "CAS-L001", "--color", "always"], Some("1"));
     assert!(doc.contains(ESC), "{doc}");
     // JSON never is.
     let json = check_tiny(&["--json", "--color", "always"], &poisoned);
