@@ -704,3 +704,21 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_renamed_sensitive_key_keeps_its_context() {
+    // The pattern rewrites the key `password` itself; its value is still a secret, judged by
+    // the key as sent, on the tree path as on the text path.
+    let cfg =
+        RedactConfig::parse(r#"{"patterns":[{"name":"letters","regex":"[a-c]+"}]}"#, "c").unwrap();
+    let r = Redactor::with_config(&cfg);
+    let (v, _) = r.redact_value(&json!({"user": {"password": "hunter-two-xyz"}}));
+    let text = v.to_string();
+    assert!(!text.contains("hunter-two-xyz"), "{text}");
+    assert!(text.contains("[REDACTED:keyctx:"), "{text}");
+    let f = frame(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"password":"hunter-two-xyz"}}"#,
+    );
+    let (out, _) = r.redact_frame(&f).expect("redacted");
+    assert!(!out.text().contains("hunter-two-xyz"), "{}", out.text());
+}

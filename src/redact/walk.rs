@@ -232,19 +232,41 @@ impl Inner {
                     }
                 }
                 Value::Object(map) => {
+                    // Each member's context comes from its key as sent: a sensitive key whose
+                    // name a rule rewrote (a user pattern matching `password`) still makes its
+                    // value a secret.
+                    let class = |key: &str| (self.keys.classify(key), keys::is_schema_map(key));
+                    let mut classes: Vec<(KeyCtx, bool)> = Vec::with_capacity(map.len());
                     if map
                         .keys()
                         .any(|k| SHAPE_TRIGGER_AC.is_match(k) || !self.user.is_empty())
                     {
-                        rename_keys(map, |k| self.text(k, hit));
+                        let old = std::mem::take(map);
+                        for (key, value) in old {
+                            let own = class(&key);
+                            let key = self.text(&key, hit).unwrap_or(key);
+                            match map.insert(key.clone(), value) {
+                                None => classes.push(own),
+                                // Two names that became one: the later value took the
+                                // earlier member's place, and its context with it.
+                                Some(_) => {
+                                    let at = map.keys().position(|k| *k == key);
+                                    if let Some(slot) = at.and_then(|i| classes.get_mut(i)) {
+                                        *slot = own;
+                                    }
+                                }
+                            }
+                        }
+                    } else {
+                        classes.extend(map.keys().map(|k| class(k)));
                     }
-                    for (key, item) in map.iter_mut().rev() {
-                        let own = self.keys.classify(key);
+                    let members: Vec<_> = map.values_mut().zip(classes).collect();
+                    for (item, (own, schema_key)) in members.into_iter().rev() {
                         let mut c = own.within(ctx);
                         if schema_map && own.sensitive {
                             c = c.in_schema_map();
                         }
-                        stack.push((item, c, keys::is_schema_map(key)));
+                        stack.push((item, c, schema_key));
                     }
                 }
                 Value::Null | Value::Bool(_) => {}

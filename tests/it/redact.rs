@@ -572,7 +572,7 @@ fn reference_fixtures_pass_through_unchanged() {
 /// A user pattern that also matches envelope text (here every `a`, `b` and `c`, so the
 /// `jsonrpc` key and `params` too) once made the redacted frame unreadable as JSON-RPC, and the
 /// original frame, secrets and all, was written instead. The envelope is kept and everything
-/// else is redacted; a second pass changes nothing.
+/// else is redacted, a renamed sensitive key's value included; a second pass changes nothing.
 #[test]
 fn a_pattern_that_matches_the_envelope_still_redacts_the_frame() {
     let dir = TempDir::new().expect("tempdir");
@@ -589,7 +589,7 @@ fn a_pattern_that_matches_the_envelope_still_redacts_the_frame() {
             frame(
                 1,
                 "c2s",
-                json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{"text":"abc def"}}})
+                json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{"text":"abc def","password":"hunter-two-xyz"}}})
             )
         ),
     );
@@ -603,6 +603,12 @@ fn a_pattern_that_matches_the_envelope_still_redacts_the_frame() {
     assert_eq!(frame["jsonrpc"], "2.0", "{written}");
     assert_eq!(frame["id"], 1, "{written}");
     assert!(!written.contains("abc def"), "the secret stayed: {written}");
+    // The pattern renames `password` too; its value is still taken whole by key context.
+    assert!(
+        !written.contains("hunter-two-xyz"),
+        "the password stayed: {written}"
+    );
+    assert!(written.contains("[REDACTED:keyctx:"), "{written}");
     assert!(frame["params"].is_object(), "{written}");
     let twice = dir.path().join("twice.jsonl");
     let out = redact(&[p(&once), "--redact-config", p(&cfg), "-o", p(&twice)]);
