@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::jsonrpc::Frame;
+use crate::redact::placeholder::placeholder_spans;
 use crate::redact::{RedactConfig, Redactor};
 
 /// Text every accepted config is run over: secrets of the built-in shapes, key context, a
@@ -57,10 +58,41 @@ pub fn redact_config(data: &[u8]) {
     }
     for line in [SAMPLE, text] {
         let (once, _) = r.redact_raw_line(line);
-        assert_eq!(
-            r.redact_raw_line(&once),
-            (once.clone(), 0),
-            "raw line: {line:?}"
-        );
+        let (twice, _) = r.redact_raw_line(&once);
+        if twice != once {
+            // Only a user pattern whose placeholder opens its own next match, peeling a run one
+            // character per round past the round cap, may leave work for a second pass: and
+            // that pass may only add placeholders (docs/redaction.md, "Redacting twice changes nothing").
+            only_adds_placeholders(&once, &twice, line);
+        }
     }
+}
+
+/// `after` is `before` with some of its plain text replaced by placeholders: every placeholder
+/// of `before` is kept, in order, and the plain text left is a subsequence of `before`'s.
+fn only_adds_placeholders(before: &str, after: &str, line: &str) {
+    let split = |s: &str| {
+        let spans = placeholder_spans(s);
+        let holders: Vec<String> = spans.iter().map(|r| s[r.clone()].to_owned()).collect();
+        let mut plain = String::new();
+        let mut last = 0;
+        for r in &spans {
+            plain.push_str(&s[last..r.start]);
+            last = r.end;
+        }
+        plain.push_str(&s[last..]);
+        (holders, plain)
+    };
+    let (held_before, plain_before) = split(before);
+    let (held_after, plain_after) = split(after);
+    let mut kept = held_after.iter();
+    assert!(
+        held_before.iter().all(|h| kept.any(|a| a == h)),
+        "a second pass changed a placeholder: {line:?}"
+    );
+    let mut left = plain_before.chars();
+    assert!(
+        plain_after.chars().all(|c| left.any(|b| b == c)),
+        "a second pass exposed text: {line:?}"
+    );
 }

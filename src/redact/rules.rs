@@ -276,8 +276,13 @@ impl Shapes<'_> {
         let mut current: Option<String> = None;
         for rule in self.user {
             let text = current.as_deref().unwrap_or(s);
+            // A user pattern runs first (as in the reference) but may not cut into what a
+            // built-in would take: `r` in `Bearer`, or a few letters inside its token, would
+            // otherwise leave the token in clear (docs/redaction.md, "User patterns").
+            let claims = self.builtin_claims(text);
+            let guard = Guard::Claims(&claims);
             if let Some(next) =
-                self.apply_rule(text, &rule.name, &rule.regex, None, Kind::Plain, hit)
+                self.apply_rule(text, &rule.name, &rule.regex, None, Kind::Plain, guard, hit)
             {
                 current = Some(next);
             }
@@ -297,7 +302,9 @@ impl Shapes<'_> {
                 continue;
             }
             let (regex, group, kind) = (&rule.regex, rule.group, rule.kind);
-            if let Some(next) = self.apply_rule(text, rule.name, regex, group, kind, hit) {
+            if let Some(next) =
+                self.apply_rule(text, rule.name, regex, group, kind, Guard::None, hit)
+            {
                 current = Some(next);
                 present = None;
             }
@@ -305,6 +312,37 @@ impl Shapes<'_> {
         current
     }
 
+    /// What the built-ins would take from `s` if they ran on it now, rule by rule over the same
+    /// text: each match's whole span and its secret. A superset of what the chain takes (a later
+    /// rule's match may be gone once an earlier one replaced text), which only makes the guard
+    /// stricter.
+    fn builtin_claims(&self, s: &str) -> Vec<Claim> {
+        let mut claims = Vec::new();
+        let mut present: Option<u64> = None;
+        for (i, rule) in BUILTINS.iter().enumerate() {
+            let wanted = match rule.kind {
+                Kind::Plain => *present.get_or_insert_with(|| needle_mask(s)) & (1 << i) != 0,
+                Kind::Pair => may_hold_pair(s) && (self.keys.has_extra() || has_pair_trigger(s)),
+            };
+            if wanted {
+                // A match whose secret is allowed, or already a placeholder, is still a claim:
+                // its context is left as the rule reads it.
+                let guard = Guard::Claiming;
+                let found = self.matches(s, rule.name, &rule.regex, rule.group, rule.kind, guard);
+                claims.extend(
+                    found
+                        .into_iter()
+                        .map(|(whole, secret)| Claim { whole, secret }),
+                );
+            }
+        }
+        claims
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a rule is spelled by its parts, built-in or user"
+    )]
     fn apply_rule(
         &self,
         s: &str,
@@ -312,12 +350,39 @@ impl Shapes<'_> {
         regex: &Regex,
         group: Option<usize>,
         kind: Kind,
+        guard: Guard<'_>,
         hit: &mut dyn FnMut(&str, &str),
     ) -> Option<String> {
-        let spans = placeholder_spans(s);
-        let mut out = String::new();
+        let found = self.matches(s, name, regex, group, kind, guard);
+        if found.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(s.len());
         let mut last = 0;
-        let mut changed = false;
+        for (_, secret) in found {
+            let text = &s[secret.clone()];
+            hit(name, text);
+            out.push_str(&s[last..secret.start]);
+            out.push_str(&placeholder(name, text));
+            last = secret.end;
+        }
+        out.push_str(&s[last..]);
+        Some(out)
+    }
+
+    /// The matches of one rule that it would replace: non-overlapping, left to right, each as
+    /// its whole span and its secret's span.
+    fn matches(
+        &self,
+        s: &str,
+        name: &str,
+        regex: &Regex,
+        group: Option<usize>,
+        kind: Kind,
+        guard: Guard<'_>,
+    ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+        let spans = placeholder_spans(s);
+        let mut found = Vec::new();
         let mut at = 0;
         // Non-overlapping matches, left to right, as `find_iter` would give them; done by hand
         // so that a capped match can end early or be refused at its start.
@@ -357,25 +422,56 @@ impl Shapes<'_> {
                 at = next_boundary(s, whole.start);
                 continue;
             }
+            if matches!(guard, Guard::Claiming) {
+                if !text.is_empty() {
+                    found.push((whole, secret));
+                }
+                continue;
+            }
             if text.is_empty()
                 || overlaps(&spans, &whole)
                 || overlaps(&spans, &secret)
                 || contains_placeholder(text)
                 || self.allow.contains(text)
+                || guard.refuses(&secret)
             {
                 continue;
             }
-            hit(name, text);
-            out.push_str(&s[last..secret.start]);
-            out.push_str(&placeholder(name, text));
-            last = secret.end;
-            changed = true;
+            found.push((whole, secret));
         }
-        if !changed {
-            return None;
+        found
+    }
+}
+
+/// A built-in's match as [`Shapes::builtin_claims`] found it.
+#[derive(Debug, Clone)]
+struct Claim {
+    whole: std::ops::Range<usize>,
+    secret: std::ops::Range<usize>,
+}
+
+/// Which matches a rule may not replace, beyond the placeholder and allow-list checks.
+#[derive(Debug, Clone, Copy)]
+enum Guard<'a> {
+    None,
+    /// Finding claims: every match counts, placeholder or allowed value included.
+    Claiming,
+    /// A user pattern's match that overlaps a built-in's match without covering that match's
+    /// secret is refused: replacing it would break the built-in's match and leave its secret, or
+    /// pieces of it, in clear. A match that covers the secret takes it (as in the reference).
+    Claims(&'a [Claim]),
+}
+
+impl Guard<'_> {
+    fn refuses(&self, range: &std::ops::Range<usize>) -> bool {
+        match self {
+            Guard::None | Guard::Claiming => false,
+            Guard::Claims(claims) => claims.iter().any(|c| {
+                let touches = range.start < c.whole.end && c.whole.start < range.end;
+                let covers = range.start <= c.secret.start && c.secret.end <= range.end;
+                touches && !covers
+            }),
         }
-        out.push_str(&s[last..]);
-        Some(out)
     }
 }
 
@@ -634,6 +730,44 @@ mod tests {
             "{b}"
         );
         assert_eq!(redact(&b), b);
+    }
+
+    fn with_user(regex: &str, text: &str) -> Option<String> {
+        let user = UserPattern {
+            name: "mine".into(),
+            regex: Regex::new(regex).unwrap(),
+        };
+        let (allow, keys) = (HashSet::new(), KeyRules::default());
+        let shapes = Shapes {
+            user: std::slice::from_ref(&user),
+            allow: &allow,
+            keys: &keys,
+        };
+        shapes.apply(text, &mut |_, _| {})
+    }
+
+    /// A user pattern that cuts into a built-in's match (the keyword, or a few letters of the
+    /// token) once left the token in clear; one that covers the secret still takes it.
+    #[test]
+    fn user_patterns_never_break_a_builtin_match() {
+        let token = "abcdefghijklmnopqrstuvwxyz012345";
+        let text = format!("Authorization: Bearer {token} sent");
+        for regex in ["(?i)r", "(?i)bearer", "[a-z]", "ghij", "(?i)Bearer a"] {
+            let out = with_user(regex, &text).unwrap();
+            assert!(!out.contains("ghij"), "{regex}: {out}");
+            assert!(
+                out.contains(&placeholder("bearer", token)),
+                "{regex}: {out}"
+            );
+            assert_eq!(with_user(regex, &out), None, "{regex}: not idempotent");
+        }
+        // Covering the secret: the user's placeholder, as the reference writes it.
+        let out = with_user("Bearer [a-z0-9]+", &text).unwrap();
+        let mine = placeholder("mine", &format!("Bearer {token}"));
+        assert_eq!(out, format!("Authorization: {mine} sent"));
+        // Away from any built-in match, a user pattern is applied as before.
+        let out = with_user("(?i)r", "rare").unwrap();
+        assert!(!out.contains('r'), "{out}");
     }
 
     #[test]

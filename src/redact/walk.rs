@@ -298,7 +298,8 @@ impl Inner {
     /// (`jsonrpc`, `id` and the member names) is kept as it was and every other value, the
     /// method included, is redacted as usual. The hits were reported by the text pass.
     fn frame_keeping_envelope(&self, frame: &Frame) -> Option<Frame> {
-        let Value::Object(members) = frame.value() else {
+        let original = frame.value();
+        let Value::Object(members) = original.clone() else {
             return None;
         };
         let mut quiet = |_: &str, _: &str, _: &PathFn<'_>| {};
@@ -319,7 +320,13 @@ impl Inner {
             }
             out.insert(key, value);
         }
-        Frame::from_value(&Value::Object(out))
+        let out = Value::Object(out);
+        // The text pass changes envelope text on every pass, redacted or not: only a change to
+        // a value counts, so a second pass over this output is a no-op.
+        if out == original {
+            return None;
+        }
+        Frame::from_value(&out)
     }
 
     /// [`Inner::text`], reporting hits at `path`.

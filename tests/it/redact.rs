@@ -615,3 +615,39 @@ fn a_pattern_that_matches_the_envelope_still_redacts_the_frame() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(written, fs::read_to_string(&twice).expect("read"));
 }
+
+/// A user pattern that cuts into a built-in's match (`r` inside `Bearer`, or letters inside the
+/// token) once left the token in clear while `--scan` called the file clean.
+#[test]
+fn a_user_pattern_cannot_break_a_builtin_match() {
+    let token = "tok3nNOTAREALBEARER0000000000";
+    let dir = TempDir::new().expect("tempdir");
+    let cfg = write(
+        &dir,
+        "cfg.json",
+        r#"{"patterns":[{"name":"letter","regex":"r|[a-z]]","flags":"i"}]}"#,
+    );
+    let text = format!("curl -H 'Authorization: Bearer {token}' https://example.com");
+    let input = write(
+        &dir,
+        "in.jsonl",
+        &format!(
+            "{HEADER}\n{}\n",
+            frame(
+                1,
+                "s2c",
+                json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":text}]}})
+            )
+        ),
+    );
+    let once = dir.path().join("once.jsonl");
+    let out = redact(&[p(&input), "--redact-config", p(&cfg), "-o", p(&once)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let written = fs::read_to_string(&once).expect("read");
+    assert!(!written.contains("NOTAREAL"), "the token stayed: {written}");
+    assert!(written.contains("[REDACTED:bearer:"), "{written}");
+    let twice = dir.path().join("twice.jsonl");
+    let out = redact(&[p(&once), "--redact-config", p(&cfg), "-o", p(&twice)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(written, fs::read_to_string(&twice).expect("read"));
+}
