@@ -184,6 +184,21 @@ impl KeyRules {
         if self.extra.is_empty() && !may_hold_word(key.as_bytes()) {
             return false;
         }
+        // A key a pattern already rewrote is judged without its placeholders: a user rule named
+        // `password` puts that word into every key it touches, and a second pass would then
+        // take the member's value as a password (docs/redaction.md, "Redacting twice changes
+        // nothing").
+        let spans = placeholder_spans(key);
+        if !spans.is_empty() {
+            let mut plain = String::with_capacity(key.len());
+            let mut last = 0;
+            for span in spans {
+                plain.push_str(&key[last..span.start]);
+                last = span.end;
+            }
+            plain.push_str(&key[last..]);
+            return self.is_sensitive(&plain);
+        }
         // MCP's `progressToken` is a correlation id the client picks (the SDKs use the request
         // id), not a credential; redacting it cut replayed progress off from its request. A
         // config that names it in `keys` still gets it redacted.
@@ -406,6 +421,15 @@ mod tests {
 
     fn rules() -> KeyRules {
         KeyRules::default()
+    }
+
+    #[test]
+    fn placeholders_in_a_key_are_not_its_words() {
+        let rules = KeyRules::default();
+        assert!(!rules.is_sensitive("no[REDACTED:password:e3b98a4d]te"));
+        assert!(!rules.is_sensitive("[REDACTED:keyctx:e3b98a4d]"));
+        assert!(rules.is_sensitive("pass[REDACTED:x:e3b98a4d]word"));
+        assert!(rules.is_sensitive("api_key[REDACTED:x:e3b98a4d]"));
     }
 
     #[test]

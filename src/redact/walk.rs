@@ -277,7 +277,12 @@ impl Inner {
     pub(super) fn frame(&self, frame: &Frame, hit: &mut HitFn<'_>) -> Option<Frame> {
         match self.json_text(frame.text(), hit) {
             Ok(None) => None,
-            Ok(Some(text)) => Frame::parse(&text).or_else(|| self.frame_keeping_envelope(frame)),
+            // The text pass may rename envelope members (`id` under a pattern for `d`): the
+            // result must still be the same kind of message with the same id, or it is redone
+            // member by member.
+            Ok(Some(text)) => Frame::parse(&text)
+                .filter(|out| out.kind() == frame.kind() && out.id() == frame.id())
+                .or_else(|| self.frame_keeping_envelope(frame)),
             // A parsed frame is JSON; this only guards against the two parsers disagreeing.
             Err(NotJson) => {
                 let mut v = frame.value();
