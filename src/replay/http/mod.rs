@@ -22,7 +22,7 @@ use http::HeaderValue;
 
 use super::passthrough::Passthrough;
 use super::session::Rules;
-use super::usage::{self, Unused, Usage};
+use super::usage::{Unused, Usage};
 use super::{Index, OnMiss};
 use crate::protocol::era::Era;
 use crate::transport::http::inbound::{self, Listening, Shutdown};
@@ -69,8 +69,7 @@ pub struct Replay {
 pub struct Finished {
     pub lines: Vec<String>,
     pub code: u8,
-    /// The recordings no session used (the last lines summarise them); `--fail-on-unused` reads
-    /// this.
+    /// The recordings no session used (summarised by [`super::usage::summary`]).
     pub unused: Vec<Unused>,
 }
 
@@ -173,6 +172,11 @@ impl Replay {
         self.sessions.usage()
     }
 
+    /// The miss channel, when one is attached (`exec` drains it in-process).
+    pub fn control(&self) -> Option<&control::Control> {
+        self.control.as_ref()
+    }
+
     /// Client sessions alive now.
     pub fn live_sessions(&self) -> usize {
         self.sessions.live()
@@ -232,7 +236,6 @@ impl Replay {
             code = 1;
         }
         let unused = self.usage().unused();
-        lines.extend(usage::summary(&unused));
         Finished {
             lines,
             code,
