@@ -542,3 +542,83 @@ fn jest_runs_the_adapter_specs_in_native_esm_mode() {
     assert_eq!(details["reason"]["kind"], "arguments-differ");
     assert_eq!(details["misses"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn the_unused_endpoint_lists_what_no_request_used() {
+    const UNUSED: &str = "/.mcp-cassette/unused";
+    let replay = Replay::start(&["--control"], Some(TOKEN));
+    let auth = bearer();
+    let auth = [("Authorization", auth.as_str())];
+    let (status, body) = replay.send("GET", UNUSED, &auth, "");
+    assert_eq!(status, 200, "{body}");
+    let unused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        unused,
+        json!({"unused": [{"line": 2, "method": "tools/call", "tool": "echo"}], "count": 1})
+    );
+    replay.call(1, json!({"m":"recorded"}));
+    let (status, body) = replay.send("POST", UNUSED, &auth, "");
+    assert_eq!((status, body.as_str()), (200, r#"{"unused":[],"count":0}"#));
+    // Same token and Origin rules as the drain.
+    assert_eq!(replay.send("GET", UNUSED, &[], "").0, 404);
+    let (status, _) = replay.send(
+        "GET",
+        UNUSED,
+        &[auth[0], ("Origin", "https://evil.example")],
+        "",
+    );
+    assert_eq!(status, 403);
+    assert_eq!(replay.send("DELETE", UNUSED, &auth, "").0, 405);
+}
+
+#[test]
+fn vitest_fails_a_block_that_left_a_recording_unused() {
+    if !runners_installed() {
+        return;
+    }
+    let project = project();
+    copy_tree(
+        &adapters_dir().join("vitest-unused"),
+        &project.path().join("vitest-unused"),
+    );
+    std::fs::copy(
+        adapters_dir().join("vitest-unused.config.mjs"),
+        project.path().join("vitest-unused.config.mjs"),
+    )
+    .unwrap();
+    // The JSON report has no room for a hook's error: the default reporter's text is checked.
+    let out = Command::new("node")
+        .args([
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "--config",
+            "vitest-unused.config.mjs",
+        ])
+        .current_dir(project.path())
+        .env("MCP_CASSETTE_BINARY", bin())
+        .env("NO_COLOR", "1")
+        .env_remove("MCP_CASSETTE_CONTROL_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{printed}");
+    assert!(printed.contains("Failed Suites 1"), "{printed}");
+    assert!(
+        printed.contains("FAIL  vitest-unused/unused.test.mjs > a recording left unused"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("CassetteUnusedError: mcp-cassette: 2 recorded answer(s) in cassettes/echo.http.jsonl were never used"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("tools/call \"stamp\" (line 4)"),
+        "{printed}"
+    );
+    assert!(printed.contains("Tests  2 passed (2)"), "{printed}");
+}
