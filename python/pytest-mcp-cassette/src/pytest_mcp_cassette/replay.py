@@ -338,6 +338,8 @@ class Cassette:
         self.transport = transport
         self.options = options
         self._server = server
+        # Looked up now, so a missing binary fails the test up front for stdio cassettes too.
+        self._binary = binary_path() if server is None else None
 
     def __repr__(self) -> str:
         return f"<mcp-cassette {self.transport} cassette {self.shown}>"
@@ -362,7 +364,8 @@ class Cassette:
                 f"mcp-cassette: {self.shown} is an http cassette; connect to .url instead of "
                 "spawning .command"
             )
-        return [binary_path(), "replay", self.file, *self.options.shared_flags()]
+        assert self._binary is not None
+        return [self._binary, "replay", self.file, *self.options.shared_flags()]
 
     @property
     def server(self) -> ServerInfo:
