@@ -65,11 +65,16 @@ fn unescape(text: &str) -> String {
             "amp" => Some('&'),
             "quot" => Some('"'),
             "apos" => Some('\''),
-            _ => entity
-                .strip_prefix("#x")
-                .map(|h| u32::from_str_radix(h, 16).ok())
-                .unwrap_or_else(|| entity.strip_prefix('#').map(|d| d.parse().ok())?)
-                .and_then(char::from_u32),
+            _ => {
+                let code = if let Some(hex) = entity.strip_prefix("#x") {
+                    u32::from_str_radix(hex, 16).ok()
+                } else if let Some(decimal) = entity.strip_prefix('#') {
+                    decimal.parse().ok()
+                } else {
+                    None
+                };
+                code.and_then(char::from_u32)
+            }
         };
         match ch {
             Some(ch) => {
@@ -88,7 +93,10 @@ fn unescape(text: &str) -> String {
 
 fn attribute(tag: &str, name: &str) -> String {
     let key = format!(" {name}=\"");
-    let start = tag.find(&key).unwrap_or_else(|| panic!("no {name} in {tag}")) + key.len();
+    let start = tag
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + key.len();
     let len = tag[start..].find('"').unwrap();
     unescape(&tag[start..start + len])
 }
@@ -119,7 +127,10 @@ fn junit(xml: &str) -> BTreeMap<String, Case> {
             Outcome::Passed
         };
         let text = unescape(body);
-        assert!(cases.insert(key.clone(), Case { outcome, text }).is_none(), "{key} twice");
+        assert!(
+            cases.insert(key.clone(), Case { outcome, text }).is_none(),
+            "{key} twice"
+        );
         rest = next;
     }
     cases
@@ -127,8 +138,16 @@ fn junit(xml: &str) -> BTreeMap<String, Case> {
 
 /// Every spec's verdict: `(classname.name, passed, fragments its failure must show)`.
 const EXPECTED: &[(&str, bool, &[&str])] = &[
-    ("test_http.test_the_sdk_client_gets_the_recorded_session", true, &[]),
-    ("test_http.test_a_plain_post_gets_a_recorded_answer", true, &[]),
+    (
+        "test_http.test_the_sdk_client_gets_the_recorded_session",
+        true,
+        &[],
+    ),
+    (
+        "test_http.test_a_plain_post_gets_a_recorded_answer",
+        true,
+        &[],
+    ),
     ("test_http.test_an_http_cassette_has_no_command", true, &[]),
     ("test_http.test_the_server_describes_its_process", true, &[]),
     ("test_stdio.test_hands_back_the_command", true, &[]),
@@ -146,7 +165,11 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
             "pytest_mcp_cassette.CassetteMismatchError: mcp-cassette: no recorded answer for \"tools/call\", method and tool match a recording, but arguments differ at: /m (recorded \"recorded\", got \"drifted\"). Re-record the cassette or adjust the interaction.",
         ],
     ),
-    ("test_misses.TestMisses.test_passes_between_two_misses", true, &[]),
+    (
+        "test_misses.TestMisses.test_passes_between_two_misses",
+        true,
+        &[],
+    ),
     (
         "test_misses.TestMisses.test_fails_on_an_unknown_tool",
         false,
@@ -162,7 +185,11 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
             "(and 1 further miss(es) in this test)",
         ],
     ),
-    ("test_misses.TestMisses.test_exposes_the_changes_of_a_mismatch", true, &[]),
+    (
+        "test_misses.TestMisses.test_exposes_the_changes_of_a_mismatch",
+        true,
+        &[],
+    ),
     (
         "test_misses.TestMisses.test_fails_with_the_miss_when_the_sdk_error_is_not_caught",
         false,
@@ -184,19 +211,33 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     (
         "test_volatile.test_a_malformed_declaration_fails_naming_it",
         false,
-        &["ValueError: mcp-cassette: neither a JSON Pointer nor a method-scoped one: \"arguments/runId\""],
+        &[
+            "ValueError: mcp-cassette: neither a JSON Pointer nor a method-scoped one: \"arguments/runId\"",
+        ],
     ),
-    ("test_warn.TestWarn.test_leaves_the_error_as_the_only_signal", true, &[]),
-    ("test_warn.TestWarn.test_still_answers_recorded_calls", true, &[]),
+    (
+        "test_warn.TestWarn.test_leaves_the_error_as_the_only_signal",
+        true,
+        &[],
+    ),
+    (
+        "test_warn.TestWarn.test_still_answers_recorded_calls",
+        true,
+        &[],
+    ),
     (
         "test_bad.test_a_missing_cassette_fails_naming_the_file",
         false,
-        &["pytest_mcp_cassette.CassetteFileError: mcp-cassette: cannot open the cassette cassettes/no-such.http.jsonl ("],
+        &[
+            "pytest_mcp_cassette.CassetteFileError: mcp-cassette: cannot open the cassette cassettes/no-such.http.jsonl (",
+        ],
     ),
     (
         "test_bad.test_a_file_that_is_not_a_cassette_fails_naming_it",
         false,
-        &["mcp-cassette: cassettes/broken.jsonl is not a cassette: its first line is not a cassette header"],
+        &[
+            "mcp-cassette: cassettes/broken.jsonl is not a cassette: its first line is not a cassette header",
+        ],
     ),
     (
         "test_bad.test_a_binary_that_exits_early_fails_with_its_stderr",
@@ -209,17 +250,23 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     (
         "test_bad.test_the_fixture_without_a_marker_fails_saying_so",
         false,
-        &["pytest_mcp_cassette.CassetteHandleError: mcp-cassette: the mcp_cassette fixture needs a cassette"],
+        &[
+            "pytest_mcp_cassette.CassetteHandleError: mcp-cassette: the mcp_cassette fixture needs a cassette",
+        ],
     ),
     (
         "test_bad.test_an_unknown_option_fails_naming_it",
         false,
-        &["TypeError: mcp-cassette: unknown option(s) onMiss (known: on_miss, volatile, redact_config, listen, timing)"],
+        &[
+            "TypeError: mcp-cassette: unknown option(s) onMiss (known: on_miss, volatile, redact_config, listen, timing)",
+        ],
     ),
     (
         "test_bad.test_a_replay_killed_during_the_test_fails_it",
         false,
-        &["the replay server for cassettes/tools.http.jsonl exited during the test (signal SIGKILL); its stderr:"],
+        &[
+            "the replay server for cassettes/tools.http.jsonl exited during the test (signal SIGKILL); its stderr:",
+        ],
     ),
     ("test_bad.test_one_set_of_error_classes", true, &[]),
 ];
@@ -237,7 +284,13 @@ fn pytest_runs_the_plugin_specs() {
     // directory, not the working directory. The plugin comes from the source tree, named with
     // -p, so what is tested is this checkout whatever copy the venv holds.
     let out = Command::new(&python)
-        .args(["-m", "pytest", "interop/pytest", "-p", "pytest_mcp_cassette.plugin"])
+        .args([
+            "-m",
+            "pytest",
+            "interop/pytest",
+            "-p",
+            "pytest_mcp_cassette.plugin",
+        ])
         .args(["-p", "no:cacheprovider", "-rA"])
         .arg(format!("--junitxml={}", report.display()))
         .current_dir(repo())
@@ -292,7 +345,10 @@ fn pytest_runs_the_plugin_specs() {
         while proc.exists() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        assert!(!proc.exists(), "replay {pid} still running after pytest ended");
+        assert!(
+            !proc.exists(),
+            "replay {pid} still running after pytest ended"
+        );
     }
 }
 
@@ -313,7 +369,10 @@ fn the_interop_venv_has_the_plugin_registered() {
         .unwrap();
     let versions = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert!(
-        versions.contains(&format!("pytest-mcp-cassette-{}", env!("CARGO_PKG_VERSION"))),
+        versions.contains(&format!(
+            "pytest-mcp-cassette-{}",
+            env!("CARGO_PKG_VERSION")
+        )),
         "the plugin is not installed in interop/.venv: run scripts/install-interop.sh\n{versions}"
     );
 }

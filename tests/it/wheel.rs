@@ -43,7 +43,10 @@ fn pip_install(venv: &Path, what: &Path) {
 /// The binary the plugin would run, as `venv`'s python finds it with a PATH holding none.
 fn found_binary(venv: &Path) -> Output {
     Command::new(venv.join("bin/python"))
-        .args(["-c", "import pytest_mcp_cassette as m; print(m.binary_path())"])
+        .args([
+            "-c",
+            "import pytest_mcp_cassette as m; print(m.binary_path())",
+        ])
         .env("PATH", "/usr/bin:/bin")
         .env_remove("MCP_CASSETTE_BINARY")
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -97,14 +100,20 @@ fn the_wheel_script_packs_a_binary_pip_installs_and_runs() {
         .strip_prefix(&prefix)
         .and_then(|t| t.strip_suffix(".whl"))
         .unwrap_or_else(|| panic!("{names:?}"));
-    if cfg!(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu")) {
+    if cfg!(all(
+        target_os = "linux",
+        target_arch = "x86_64",
+        target_env = "gnu"
+    )) {
         assert!(
             tag.starts_with("manylinux_2_") && tag.ends_with("_x86_64"),
             "{tag}"
         );
     }
     for wheel in [&pure, &platform] {
-        let wheel_file = run(Command::new("python3").args(["-c", CHECK_RECORD]).arg(wheel));
+        let wheel_file = run(Command::new("python3")
+            .args(["-c", CHECK_RECORD])
+            .arg(wheel));
         let wheel_file = stdout(&wheel_file);
         let purelib = if wheel == &pure { "true" } else { "false" };
         assert!(
@@ -168,8 +177,5 @@ fn the_wheel_version_is_the_crate_version() {
         .lines()
         .find(|l| l.starts_with("version = "))
         .unwrap();
-    assert_eq!(
-        line,
-        format!("version = \"{}\"", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(line, format!("version = \"{}\"", env!("CARGO_PKG_VERSION")));
 }

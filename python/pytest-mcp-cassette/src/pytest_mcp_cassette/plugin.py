@@ -97,7 +97,7 @@ class _Registry:
     """The live replay servers of the session, each with the node that owns it."""
 
     def __init__(self) -> None:
-        self._live: Dict[_Key, Tuple[pytest.Item, Server, Optional[BaseException]]] = {}
+        self._live: Dict[_Key, Tuple[Any, Server, Optional[BaseException]]] = {}
 
     def serve(self, owner: Any, file: Path, shown: str, options: Options) -> Server:
         key = (owner.nodeid, str(file), options)
