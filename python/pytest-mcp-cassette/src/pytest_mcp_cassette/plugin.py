@@ -204,6 +204,13 @@ def mcp_cassette(request: pytest.FixtureRequest) -> Any:
     return binding.handle
 
 
+def _failed(exc: BaseException) -> bool:
+    """Whether a test body's exception makes it fail (pytest.fail() is a BaseException)."""
+    if isinstance(exc, pytest.xfail.Exception):
+        return False
+    return isinstance(exc, (Exception, pytest.fail.Exception))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     binding = item.stash.get(_BINDING, None)
@@ -213,13 +220,14 @@ def pytest_runtest_call(item: pytest.Item):
         raise _fresh(binding.error)
     try:
         result = yield
-    except Exception:
-        # A miss is usually why the test broke: raised here, the miss error is the verdict and
-        # the test's own failure is shown above it as its context.
-        binding.settle(item)
-        raise
-    except BaseException:
-        binding.discard()
+    except BaseException as exc:
+        if _failed(exc):
+            # A miss is usually why the test broke: raised here, the miss error is the verdict
+            # and the test's own failure is shown above it as its context.
+            binding.settle(item)
+        else:
+            # Skipped, xfailed, interrupted: that outcome stands; the misses are dropped.
+            binding.discard()
         raise
     binding.settle(item)
     return result
