@@ -40,14 +40,14 @@ fn pip_install(venv: &Path, what: &Path) {
         .arg(what));
 }
 
-/// The binary the plugin would run, as `venv`'s python finds it with a PATH holding none.
-fn found_binary(venv: &Path) -> Output {
+/// The binary the plugin would run, as `venv`'s python finds it with `path` as PATH.
+fn found_binary(venv: &Path, path: &str) -> Output {
     Command::new(venv.join("bin/python"))
         .args([
             "-c",
             "import pytest_mcp_cassette as m; print(m.binary_path())",
         ])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", path)
         .env_remove("MCP_CASSETTE_BINARY")
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())
@@ -136,7 +136,7 @@ fn the_wheel_script_packs_a_binary_pip_installs_and_runs() {
         "{}",
         stdout(&out)
     );
-    let found = found_binary(&venv);
+    let found = found_binary(&venv, "/usr/bin:/bin");
     assert!(found.status.success(), "{found:?}");
     assert_eq!(
         PathBuf::from(stdout(&found)),
@@ -151,7 +151,7 @@ fn the_wheel_script_packs_a_binary_pip_installs_and_runs() {
     // The pure wheel replaces it: no binary, and the plugin says where it looked and the fix.
     pip_install(&venv, &pure);
     assert!(!installed.exists());
-    let found = found_binary(&venv);
+    let found = found_binary(&venv, "/usr/bin:/bin");
     assert!(!found.status.success());
     let stderr = String::from_utf8_lossy(&found.stderr);
     assert!(
@@ -159,6 +159,11 @@ fn the_wheel_script_packs_a_binary_pip_installs_and_runs() {
             && stderr.contains("set MCP_CASSETTE_BINARY"),
         "{stderr}"
     );
+    // Then PATH is where it looks.
+    let own_dir = Path::new(bin()).parent().unwrap();
+    let found = found_binary(&venv, &format!("{}:/usr/bin:/bin", own_dir.display()));
+    assert!(found.status.success(), "{found:?}");
+    assert_eq!(PathBuf::from(stdout(&found)), PathBuf::from(bin()));
 
     // The source tree installs offline through its own backend, with no setuptools.
     pip_install(&venv, &repo().join("python/pytest-mcp-cassette"));
