@@ -136,50 +136,70 @@ fn junit(xml: &str) -> BTreeMap<String, Case> {
     cases
 }
 
-/// Every spec's verdict: `(classname.name, passed, fragments its failure must show)`.
-const EXPECTED: &[(&str, bool, &[&str])] = &[
+/// Every spec's verdict: `(classname.name, outcome, fragments its report must show)`.
+const EXPECTED: &[(&str, Outcome, &[&str])] = &[
     (
         "test_http.test_the_sdk_client_gets_the_recorded_session",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_http.test_a_plain_post_gets_a_recorded_answer",
-        true,
+        Outcome::Passed,
         &[],
     ),
-    ("test_http.test_an_http_cassette_has_no_command", true, &[]),
-    ("test_http.test_the_server_describes_its_process", true, &[]),
-    ("test_stdio.test_hands_back_the_command", true, &[]),
-    ("test_stdio.test_is_spawned_by_the_sdk_client", true, &[]),
-    ("test_stdio.test_has_no_url_and_no_server", true, &[]),
+    (
+        "test_http.test_an_http_cassette_has_no_command",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_http.test_the_server_describes_its_process",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_stdio.test_hands_back_the_command",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_stdio.test_is_spawned_by_the_sdk_client",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_stdio.test_has_no_url_and_no_server",
+        Outcome::Passed,
+        &[],
+    ),
     (
         "test_stdio.test_passes_the_redaction_config_after_the_declarations",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_misses.TestMisses.test_fails_on_drifted_arguments",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteMismatchError: mcp-cassette: no recorded answer for \"tools/call\", method and tool match a recording, but arguments differ at: /m (recorded \"recorded\", got \"drifted\"). Re-record the cassette or adjust the interaction.",
         ],
     ),
     (
         "test_misses.TestMisses.test_passes_between_two_misses",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_misses.TestMisses.test_fails_on_an_unknown_tool",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteMissError: mcp-cassette: no recorded answer for \"tools/call\", no recorded tools/call for tool \"nope\". Recorded tools: echo, stamp. Re-record the cassette or adjust the interaction.",
         ],
     ),
     (
         "test_misses.TestMisses.test_counts_further_misses",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteMissError",
             "(and 1 further miss(es) in this test)",
@@ -187,22 +207,26 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     ),
     (
         "test_misses.TestMisses.test_exposes_the_changes_of_a_mismatch",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_misses.TestMisses.test_fails_with_the_miss_when_the_sdk_error_is_not_caught",
-        false,
+        Outcome::Failed,
         &[
             // The SDK's own error is shown as the context of the miss.
             "MCPError: mcp-cassette replay: no recorded response for \"tools/call\"",
             "pytest_mcp_cassette.CassetteMismatchError: mcp-cassette: no recorded answer for \"tools/call\", method and tool match a recording, but arguments differ at: /m (recorded \"recorded\", got \"uncaught\")",
         ],
     ),
-    ("test_volatile.test_a_declared_field_may_change", true, &[]),
+    (
+        "test_volatile.test_a_declared_field_may_change",
+        Outcome::Passed,
+        &[],
+    ),
     (
         "test_volatile.test_an_undeclared_field_misses",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteMismatchError",
             "arguments differ at: /runId (recorded \"run-1\"",
@@ -210,38 +234,38 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     ),
     (
         "test_volatile.test_a_malformed_declaration_fails_naming_it",
-        false,
+        Outcome::Failed,
         &[
             "ValueError: mcp-cassette: neither a JSON Pointer nor a method-scoped one: \"arguments/runId\"",
         ],
     ),
     (
         "test_warn.TestWarn.test_leaves_the_error_as_the_only_signal",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_warn.TestWarn.test_still_answers_recorded_calls",
-        true,
+        Outcome::Passed,
         &[],
     ),
     (
         "test_bad.test_a_missing_cassette_fails_naming_the_file",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteFileError: mcp-cassette: cannot open the cassette cassettes/no-such.http.jsonl (",
         ],
     ),
     (
         "test_bad.test_a_file_that_is_not_a_cassette_fails_naming_it",
-        false,
+        Outcome::Failed,
         &[
             "mcp-cassette: cassettes/broken.jsonl is not a cassette: its first line is not a cassette header",
         ],
     ),
     (
         "test_bad.test_a_binary_that_exits_early_fails_with_its_stderr",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.ReplayServerError: mcp-cassette: the replay server for cassettes/tools.http.jsonl exited before it was ready (exit code 1); its stderr:",
             "--listen wants <host>:<port> (got \"not-an-address\")",
@@ -249,26 +273,55 @@ const EXPECTED: &[(&str, bool, &[&str])] = &[
     ),
     (
         "test_bad.test_the_fixture_without_a_marker_fails_saying_so",
-        false,
+        Outcome::Failed,
         &[
             "pytest_mcp_cassette.CassetteHandleError: mcp-cassette: the mcp_cassette fixture needs a cassette",
         ],
     ),
     (
         "test_bad.test_an_unknown_option_fails_naming_it",
-        false,
+        Outcome::Failed,
         &[
-            "TypeError: mcp-cassette: unknown option(s) onMiss (known: on_miss, volatile, redact_config, listen, timing)",
+            "TypeError: mcp-cassette: unknown option(s) onMiss (known: on_miss, volatile, redact_config, listen, timing, fail_on_unused)",
         ],
     ),
     (
         "test_bad.test_a_replay_killed_during_the_test_fails_it",
-        false,
+        Outcome::Failed,
         &[
             "the replay server for cassettes/tools.http.jsonl exited during the test (signal SIGKILL); its stderr:",
         ],
     ),
-    ("test_bad.test_one_set_of_error_classes", true, &[]),
+    (
+        "test_bad.test_one_set_of_error_classes",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_unused.TestAllUsed.test_uses_half",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        "test_unused.TestAllUsed.test_uses_the_rest",
+        Outcome::Passed,
+        &[],
+    ),
+    (
+        // Reported after the owner's last test, as an error in its teardown.
+        "test_unused.TestSomeUnused.test_uses_only_echo",
+        Outcome::Error,
+        &[
+            // The SDK lists the tools itself before a call: only stamp is left.
+            "pytest_mcp_cassette.CassetteUnusedError: mcp-cassette: 1 recorded answer(s) of cassettes/tools.http.jsonl were never used by the tests of test_unused.py::TestSomeUnused. Re-record the cassette, or call them again:",
+            "unused: tools/call \"stamp\" (line 9)",
+        ],
+    ),
+    (
+        "test_unused.test_a_stdio_command_carries_the_flag",
+        Outcome::Passed,
+        &[],
+    ),
 ];
 
 #[test]
@@ -312,16 +365,11 @@ fn pytest_runs_the_plugin_specs() {
     assert_eq!(out.status.code(), Some(1), "{printed}");
     let xml = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {printed}"));
     let cases = junit(&xml);
-    for (name, passed, fragments) in EXPECTED {
+    for (name, want, fragments) in EXPECTED {
         let case = cases
             .get(*name)
             .unwrap_or_else(|| panic!("no verdict for {name}; got {:?}", cases.keys()));
-        let want = if *passed {
-            Outcome::Passed
-        } else {
-            Outcome::Failed
-        };
-        assert_eq!(case.outcome, want, "{name}: {}", case.text);
+        assert_eq!(&case.outcome, want, "{name}: {}", case.text);
         for fragment in *fragments {
             assert!(
                 case.text.contains(fragment),

@@ -13,10 +13,12 @@ from .errors import (
     CassetteMismatchError,
     CassetteMissError,
     CassetteMissWarning,
+    CassetteUnusedError,
     ReplayError,
     ReplayServerError,
     is_mismatch,
     misses_to_error,
+    unused_to_error,
 )
 from .replay import Cassette
 
@@ -29,9 +31,11 @@ __all__ = [
     "CassetteMismatchError",
     "CassetteMissError",
     "CassetteMissWarning",
+    "CassetteUnusedError",
     "ReplayError",
     "ReplayServerError",
     "binary_path",
     "is_mismatch",
     "misses_to_error",
+    "unused_to_error",
 ]

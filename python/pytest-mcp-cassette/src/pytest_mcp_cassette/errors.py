@@ -51,6 +51,40 @@ class CassetteMismatchError(ReplayError):
         self.changes = list(reason.get("changes") or [])
 
 
+class CassetteUnusedError(Exception):
+    """Recorded answers no test of the marker's owner used (``fail_on_unused=True``).
+
+    ``unused`` lists them as the replay reports them: ``{"line", "method", "tool"?}``, in
+    cassette order.
+    """
+
+    def __init__(self, message: str, unused: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(message)
+        self.unused = list(unused)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.unused))
+
+
+def unused_to_error(
+    unused: Sequence[Mapping[str, Any]], shown: str, owner: str
+) -> Optional[CassetteUnusedError]:
+    """The error for recordings left unused by the tests of ``owner``, or None when none were."""
+    if not unused:
+        return None
+    listed = []
+    for entry in unused[:20]:
+        tool = f" {_quote(entry['tool'])}" if entry.get("tool") else ""
+        listed.append(f"  unused: {entry.get('method')}{tool} (line {entry.get('line')})")
+    if len(unused) > 20:
+        listed.append(f"  (and {len(unused) - 20} more)")
+    message = (
+        f"mcp-cassette: {len(unused)} recorded answer(s) of {shown} were never used by the "
+        f"tests of {owner}. Re-record the cassette, or call them again:\n" + "\n".join(listed)
+    )
+    return CassetteUnusedError(message, unused)
+
+
 class CassetteMissWarning(UserWarning):
     """A miss under ``on_miss="warn"``: reported, but the test's verdict is left alone."""
 
@@ -100,6 +134,7 @@ for _cls in (
     CassetteMissError,
     CassetteMismatchError,
     CassetteMissWarning,
+    CassetteUnusedError,
     CassetteHandleError,
     CassetteFileError,
     ReplayServerError,

@@ -19,6 +19,7 @@ from .errors import (
     CassetteMissWarning,
     ReplayServerError,
     misses_to_error,
+    unused_to_error,
 )
 from .replay import Cassette, Options, Server, open_cassette
 
@@ -64,6 +65,7 @@ class _Binding:
 
     def settle(self, item: pytest.Item) -> None:
         """Drains the test's misses: raises them (on_miss="error") or warns (on_miss="warn")."""
+        __tracebackhide__ = True  # the report shows the test, not the plugin
         if self.server is None or self.server.url is None or self.dead:
             return
         try:
@@ -119,12 +121,26 @@ class _Registry:
         return server
 
     def release(self, nextitem: Optional[pytest.Item]) -> None:
-        """Stops the servers whose owner has no test left to run next."""
+        """Stops the servers whose owner has no test left to run next. With fail_on_unused,
+        raises CassetteUnusedError for the recordings none of the owner's tests used."""
+        __tracebackhide__ = True  # the report shows the test, not the plugin
         chain = [] if nextitem is None else nextitem.listchain()
-        for key, (owner, server, _) in list(self._live.items()):
-            if not any(node is owner for node in chain):
-                del self._live[key]
+        errors = []
+        for key, (owner, server, error) in list(self._live.items()):
+            if any(node is owner for node in chain):
+                continue
+            del self._live[key]
+            try:
+                if server.options.fail_on_unused and error is None and server.url is not None:
+                    found = unused_to_error(server.unused(), server.shown, owner.nodeid)
+                    if found is not None:
+                        errors.append(found)
+            except ReplayServerError:
+                pass  # the server died: the test that saw it die already failed saying so
+            finally:
                 server.stop()
+        if errors:
+            raise errors[0]
 
     def stop_all(self) -> None:
         live, self._live = self._live, {}
@@ -140,7 +156,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MARKER}(path, on_miss='error', volatile=(), redact_config=None, "
-        "listen='127.0.0.1:0', timing='none'): the cassette the mcp_cassette fixture serves "
+        "listen='127.0.0.1:0', timing='none', fail_on_unused=False): the cassette the mcp_cassette fixture serves "
         "(pytest-mcp-cassette)",
     )
     if config.pluginmanager.has_plugin(_NAMESAKE):
@@ -213,6 +229,7 @@ def _failed(exc: BaseException) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
+    __tracebackhide__ = True  # the report shows the test, not the plugin
     binding = item.stash.get(_BINDING, None)
     if binding is None:
         return (yield)
@@ -235,6 +252,7 @@ def pytest_runtest_call(item: pytest.Item):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: Optional[pytest.Item]):
+    __tracebackhide__ = True  # the report shows the test, not the plugin
     try:
         return (yield)
     finally:
@@ -247,4 +265,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: Optional[pytest.Item]):
         finally:
             registry = item.config.stash.get(_REGISTRY, None)
             if registry is not None:
+                # After the owner's last test: unused recordings are an error in its teardown,
+                # as an afterAll failure is in the JavaScript adapters.
                 registry.release(nextitem)

@@ -31,6 +31,7 @@ from .errors import (
 
 TOKEN_ENV = "MCP_CASSETTE_CONTROL_TOKEN"
 DRAIN_PATH = ".mcp-cassette/misses/drain"
+UNUSED_PATH = ".mcp-cassette/unused"
 #: How long the binary may take to print its URL.
 START_TIMEOUT = 10.0
 #: How long the binary may take to exit on SIGTERM before it is killed.
@@ -43,7 +44,7 @@ HEADER_LIMIT = 1024 * 1024
 STDERR_KEPT = 16 * 1024
 URL_LINE = re.compile(r"^mcp-cassette replay: serving .* server at (https?://\S+)\s*$")
 
-OPTIONS = ("on_miss", "volatile", "redact_config", "listen", "timing")
+OPTIONS = ("on_miss", "volatile", "redact_config", "listen", "timing", "fail_on_unused")
 
 
 def _quote(value: Any) -> str:
@@ -108,6 +109,7 @@ class Options:
     redact_config: Optional[str] = None
     listen: str = "127.0.0.1:0"
     timing: str = "none"
+    fail_on_unused: bool = False
 
     @classmethod
     def parse(cls, options: Dict[str, Any], base: Path) -> "Options":
@@ -137,7 +139,10 @@ class Options:
             raise TypeError("mcp-cassette: listen must be a host:port string")
         redact = options.get("redact_config")
         redact_config = None if redact is None else str((base / os.fspath(redact)).resolve())
-        return cls(on_miss, tuple(volatile), redact_config, listen, timing)
+        fail_on_unused = options.get("fail_on_unused", False)
+        if not isinstance(fail_on_unused, bool):
+            raise TypeError("mcp-cassette: fail_on_unused must be True or False")
+        return cls(on_miss, tuple(volatile), redact_config, listen, timing, fail_on_unused)
 
     def shared_flags(self) -> List[str]:
         """The flags both transports pass on: volatile declarations, then the redaction config."""
@@ -146,6 +151,8 @@ class Options:
             flags += ["--volatile", decl]
         if self.redact_config is not None:
             flags += ["--redact-config", self.redact_config]
+        if self.fail_on_unused:
+            flags.append("--fail-on-unused")
         return flags
 
 
@@ -269,12 +276,12 @@ class Server:
             f"({_how(code)}){_quoted(self.stderr())}"
         )
 
-    def drain(self) -> List[Dict[str, Any]]:
-        """The misses logged since the last drain, oldest first."""
+    def _control(self, path: str, what: str) -> Dict[str, Any]:
+        """POSTs to a control-channel path and returns its JSON answer."""
         self.check_alive()
         assert self.url is not None
         request = urllib.request.Request(
-            urllib.parse.urljoin(self.url, DRAIN_PATH),
+            urllib.parse.urljoin(self.url, path),
             data=b"",
             method="POST",
             headers={"Authorization": f"Bearer {self._token}"},
@@ -285,12 +292,22 @@ class Server:
         except (OSError, ValueError) as err:
             self.check_alive()
             raise ReplayServerError(
-                f"mcp-cassette: failed to drain the misses of {self.shown}: {err}"
+                f"mcp-cassette: failed to {what} of {self.shown}: {err}"
             ) from None
-        misses = answer.get("misses") if isinstance(answer, dict) else None
+        return answer if isinstance(answer, dict) else {}
+
+    def drain(self) -> List[Dict[str, Any]]:
+        """The misses logged since the last drain, oldest first."""
+        misses = self._control(DRAIN_PATH, "drain the misses").get("misses")
         misses = misses if isinstance(misses, list) else []
         self.drained += len(misses)
         return misses
+
+    def unused(self) -> List[Dict[str, Any]]:
+        """The recordings no session of this replay has used so far, in cassette order
+        (docs/replay.md, "Unused recordings")."""
+        unused = self._control(UNUSED_PATH, "read the unused recordings").get("unused")
+        return unused if isinstance(unused, list) else []
 
     def stop(self) -> None:
         proc = self._proc
