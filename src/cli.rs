@@ -94,8 +94,8 @@ fn verb_of(args: &[OsString]) -> &str {
 }
 
 /// Every subcommand's name.
-pub const VERBS: [&str; 8] = [
-    "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules",
+pub const VERBS: [&str; 9] = [
+    "record", "replay", "check", "snapshot", "verify", "diff", "lint", "redact", "rules",
 ];
 
 /// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
@@ -104,7 +104,7 @@ pub const VERBS: [&str; 8] = [
 /// (docs/cli.md). Help and `--version` exit 0.
 pub fn usage_exit_code(verb: &str) -> i32 {
     match verb {
-        "check" | "snapshot" | "verify" | "redact" | "rules" => 2,
+        "check" | "snapshot" | "verify" | "diff" | "redact" | "rules" => 2,
         // record, replay, lint, and a command line with no known command (as the reference's
         // argument parser exits).
         _ => 1,
@@ -188,6 +188,19 @@ Exit codes:
      be reached
 ";
 
+const DIFF_HELP: &str = "\
+Examples:
+  mcp-cassette diff before.cassette.jsonl after.cassette.jsonl
+  mcp-cassette diff a.jsonl b.jsonl --ignore /content/0/text --json
+  mcp-cassette diff a.jsonl b.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+Exit codes:
+  0  every interaction was answered alike
+  1  an answer changed, or an interaction was added or removed
+  2  nothing was compared: a bad flag or pointer, a file that is not a readable cassette,
+     two cassettes recorded in different eras
+";
+
 const LINT_HELP: &str = "\
 Examples:
   mcp-cassette lint session.jsonl
@@ -241,6 +254,9 @@ pub enum Command {
     /// Re-fire a cassette's recorded requests at a live server and diff the answers.
     #[command(after_help = VERIFY_HELP)]
     Verify(VerifyArgs),
+    /// Compare two cassettes: answers added, removed and changed, path by path.
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
     /// Lint a cassette: header contradictions and prompt injection in recorded answers.
     #[command(after_help = LINT_HELP)]
     Lint(LintArgs),
@@ -403,6 +419,24 @@ pub struct VerifyArgs {
     /// The live server command, after `--`.
     #[arg(last = true, value_name = "command")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier recording.
+    pub a: PathBuf,
+    /// The later recording.
+    pub b: PathBuf,
+    /// JSON Pointer into each answer's result or error to leave out of the comparison
+    /// (repeatable).
+    #[arg(long = "ignore", value_name = "ptr")]
+    pub ignore: Vec<String>,
+    /// One JSON object instead of text (the same as --format json).
+    #[arg(long = "json")]
+    pub json: bool,
+    /// text, json or markdown (--json takes precedence).
+    #[arg(long = "format", value_name = "format", default_value = "text")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]
