@@ -6,6 +6,7 @@ mod ajv;
 mod check;
 mod cli;
 mod contract;
+mod diff;
 mod fixtures;
 mod fuzz_corpus;
 mod http_client;
