@@ -138,6 +138,7 @@ Examples:
   mcp-cassette replay session.jsonl --on-miss warn
   mcp-cassette replay session.jsonl --on-miss passthrough -- node server.js
   mcp-cassette replay web.jsonl --listen 127.0.0.1:0
+  mcp-cassette replay session.jsonl --fault latency=20ms..80ms --fault error=-32603@0.2:tools/call
 
 On stdio the replayer waits for an MCP client on stdin and ends when stdin closes; with
 --listen it serves until Ctrl-C/SIGTERM. Either way it prints its summary before it exits.
@@ -146,6 +147,7 @@ Exit codes:
   0  the session ended with no miss (or under --on-miss warn, or no forward failed)
   1  a miss under --on-miss error, a failed forward under passthrough, or a startup error
      (a flag, an unreadable cassette, a redaction config that does not match)
+  2  a --fault or --fault-seed that cannot be used (nothing was served)
 ";
 
 const CHECK_HELP: &str = "\
@@ -317,6 +319,13 @@ pub struct ReplayArgs {
     /// $MCP_CASSETTE_CONTROL_TOKEN (docs/adapters.md).
     #[arg(long = "control")]
     pub control: bool,
+    /// Inject a fault: latency=50ms, latency=20ms..80ms, error=-32603@0.2:tools/call:<tool>,
+    /// http-status=503@0.1, drop-after=5, slow-sse=100ms (repeatable; docs/replay.md).
+    #[arg(long = "fault", value_name = "fault")]
+    pub fault: Vec<String>,
+    /// The seed that decides which requests the faults hit [default: a fresh one, printed].
+    #[arg(long = "fault-seed", value_name = "n")]
+    pub fault_seed: Option<u64>,
     /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
     /// after `--` or simply after the cassette.
     #[arg(trailing_var_arg = true, value_name = "command")]
