@@ -7,6 +7,7 @@ mod check;
 mod cli;
 mod contract;
 mod diff;
+mod fault;
 mod fixtures;
 mod fuzz_corpus;
 mod http_client;
