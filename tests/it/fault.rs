@@ -289,3 +289,38 @@ fn http_drop_after_closes_without_an_answer_and_stops() {
         "{rest:?}"
     );
 }
+
+#[test]
+#[ignore = "needs the interop packages: scripts/install-interop.sh, then --include-ignored"]
+fn the_python_sdk_client_sees_an_injected_error_and_the_rest_as_recorded() {
+    crate::interop::require_installed();
+    let replay = vec![
+        bin().to_owned(),
+        "replay".to_owned(),
+        fixture("tiny.cassette.jsonl").display().to_string(),
+        "--fault".to_owned(),
+        "error=-32050:tools/call:add".to_owned(),
+        "--fault".to_owned(),
+        "latency=100ms:tools/call:echo".to_owned(),
+    ];
+    let started = Instant::now();
+    let seen = crate::interop::py_client("tiny", "legacy", &replay);
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    let steps = seen["steps"].as_array().unwrap();
+    assert_eq!(
+        steps[0]["result"],
+        json!(["add", "echo", "slugify"]),
+        "{seen}"
+    );
+    assert_eq!(
+        steps[1]["result"]["content"][0]["text"], "echo:hi #1",
+        "{seen}"
+    );
+    let error = steps[2]["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{seen}"));
+    assert!(
+        error.contains("injected fault (--fault error=-32050)"),
+        "{error}"
+    );
+}
