@@ -94,8 +94,8 @@ fn verb_of(args: &[OsString]) -> &str {
 }
 
 /// Every subcommand's name.
-pub const VERBS: [&str; 9] = [
-    "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules", "exec",
+pub const VERBS: [&str; 10] = [
+    "record", "replay", "check", "snapshot", "verify", "diff", "lint", "redact", "rules", "exec",
 ];
 
 /// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
@@ -104,7 +104,7 @@ pub const VERBS: [&str; 9] = [
 /// (docs/cli.md). Help and `--version` exit 0.
 pub fn usage_exit_code(verb: &str) -> i32 {
     match verb {
-        "check" | "snapshot" | "verify" | "redact" | "rules" => 2,
+        "check" | "snapshot" | "verify" | "diff" | "redact" | "rules" => 2,
         // exec's own failures are 125, apart from any code the test command returns.
         "exec" => 125,
         // record, replay, lint, and a command line with no known command (as the reference's
@@ -140,6 +140,7 @@ Examples:
   mcp-cassette replay session.jsonl --on-miss warn
   mcp-cassette replay session.jsonl --on-miss passthrough -- node server.js
   mcp-cassette replay web.jsonl --listen 127.0.0.1:0
+  mcp-cassette replay session.jsonl --fault latency=20ms..80ms --fault error=-32603@0.2:tools/call
 
 On stdio the replayer waits for an MCP client on stdin and ends when stdin closes; with
 --listen it serves until Ctrl-C/SIGTERM. Either way it prints its summary before it exits.
@@ -148,6 +149,7 @@ Exit codes:
   0  the session ended with no miss (or under --on-miss warn, or no forward failed)
   1  a miss under --on-miss error, a failed forward under passthrough, or a startup error
      (a flag, an unreadable cassette, a redaction config that does not match)
+  2  a --fault or --fault-seed that cannot be used (nothing was served)
   3  --fail-on-unused: a recorded answer was never used, and nothing else failed
 ";
 
@@ -189,6 +191,19 @@ Exit codes:
   1  an answer changed, changed its error shape, or never came
   2  nothing was verified: a bad flag, a file that is not a cassette, a server that could not
      be reached
+";
+
+const DIFF_HELP: &str = "\
+Examples:
+  mcp-cassette diff before.cassette.jsonl after.cassette.jsonl
+  mcp-cassette diff a.jsonl b.jsonl --ignore /content/0/text --json
+  mcp-cassette diff a.jsonl b.jsonl --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+
+Exit codes:
+  0  every interaction was answered alike
+  1  an answer changed, or an interaction was added or removed
+  2  nothing was compared: a bad flag or pointer, a file that is not a readable cassette,
+     two cassettes recorded in different eras
 ";
 
 const LINT_HELP: &str = "\
@@ -244,6 +259,9 @@ pub enum Command {
     /// Re-fire a cassette's recorded requests at a live server and diff the answers.
     #[command(after_help = VERIFY_HELP)]
     Verify(VerifyArgs),
+    /// Compare two cassettes: answers added, removed and changed, path by path.
+    #[command(after_help = DIFF_HELP)]
+    Diff(DiffArgs),
     /// Lint a cassette: header contradictions and prompt injection in recorded answers.
     #[command(after_help = LINT_HELP)]
     Lint(LintArgs),
@@ -359,6 +377,13 @@ pub struct ReplayArgs {
     /// Append misses and usage counts to a file in this directory, for `exec` (docs/exec.md).
     #[arg(long = "exec-report", value_name = "dir")]
     pub exec_report: Option<PathBuf>,
+    /// Inject a fault: latency=50ms, latency=20ms..80ms, error=-32603@0.2:tools/call:<tool>,
+    /// http-status=503@0.1, drop-after=5, slow-sse=100ms (repeatable; docs/replay.md).
+    #[arg(long = "fault", value_name = "fault")]
+    pub fault: Vec<String>,
+    /// The seed that decides which requests the faults hit [default: a fresh one, printed].
+    #[arg(long = "fault-seed", value_name = "n")]
+    pub fault_seed: Option<u64>,
     /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
     /// after `--` or simply after the cassette.
     #[arg(trailing_var_arg = true, value_name = "command")]
@@ -461,6 +486,24 @@ pub struct VerifyArgs {
     /// The live server command, after `--`.
     #[arg(last = true, value_name = "command")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier recording.
+    pub a: PathBuf,
+    /// The later recording.
+    pub b: PathBuf,
+    /// JSON Pointer into each answer's result or error to leave out of the comparison
+    /// (repeatable).
+    #[arg(long = "ignore", value_name = "ptr")]
+    pub ignore: Vec<String>,
+    /// One JSON object instead of text (the same as --format json).
+    #[arg(long = "json")]
+    pub json: bool,
+    /// text, json or markdown (--json takes precedence).
+    #[arg(long = "format", value_name = "format", default_value = "text")]
+    pub format: String,
 }
 
 #[derive(Debug, Args)]

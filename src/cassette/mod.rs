@@ -7,6 +7,7 @@
 //!
 //! Format versions 1 and 2 are read; version 2 is written.
 
+pub mod comparison;
 pub mod consistency;
 mod entry;
 mod header;

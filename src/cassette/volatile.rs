@@ -67,6 +67,24 @@ const ENGINE_READ: [(Option<&str>, &str, &str); 4] = [
     ),
 ];
 
+/// Parses the header's `volatile` member (already `null`-filtered): a list of declarations,
+/// each refused as [`Declaration::parse`] refuses it.
+pub fn parse_list(declared: Option<&serde_json::Value>) -> Result<Vec<Declaration>, VolatileError> {
+    let Some(declared) = declared else {
+        return Ok(Vec::new());
+    };
+    let list = declared
+        .as_array()
+        .filter(|l| l.iter().all(serde_json::Value::is_string))
+        .ok_or_else(|| VolatileError::HeaderShape {
+            got: crate::json::stringify::compact(declared),
+        })?;
+    list.iter()
+        .filter_map(serde_json::Value::as_str)
+        .map(Declaration::parse)
+        .collect()
+}
+
 impl Declaration {
     /// Parses one declaration, refusing a malformed one or one that names an engine-read field.
     pub fn parse(spec: &str) -> Result<Declaration, VolatileError> {

@@ -12,6 +12,7 @@ use crate::cli::{Cli, ColorChoice, Command};
 use crate::report::style::Palette;
 
 pub mod check;
+pub mod diff;
 pub mod exec;
 pub mod lint;
 pub mod record;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args, palette),
         Command::Snapshot(args) => snapshot::run(args, palette),
         Command::Verify(args) => verify::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Lint(args) => lint::run(args, palette),
         Command::Redact(args) => redact::run(args),
         Command::Rules(args) => rules::run(args, palette),

@@ -14,6 +14,7 @@ use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
 use crate::protocol::era::Era;
 use crate::redact::{RedactConfig, check_config_hash};
+use crate::replay::fault::{self, Fault, Injector};
 use crate::replay::handoff::Handoff;
 use crate::replay::http::control::MissRecord;
 use crate::replay::http::control::{self, Control};
@@ -27,7 +28,16 @@ use crate::report::terminal::escape;
 use crate::transport::http::inbound::{self, Shutdown};
 
 pub fn run(args: ReplayArgs) -> ExitCode {
-    match replay(args) {
+    // Faults are ours, beyond the reference, so a bad one takes the usage code the commands of
+    // our own design use (docs/replay.md, "Fault injection").
+    let faults = match faults(&args) {
+        Ok(faults) => faults,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match replay(args, faults) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("{err}");
@@ -36,7 +46,42 @@ pub fn run(args: ReplayArgs) -> ExitCode {
     }
 }
 
-fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
+/// The `--fault`s, parsed and checked against the transport, with their seed said on stderr
+/// so a failing run can be repeated.
+fn faults(args: &ReplayArgs) -> Result<Option<Injector>, String> {
+    if args.fault.is_empty() {
+        return match args.fault_seed {
+            Some(_) => Err(
+                "replay: --fault-seed does nothing without --fault; add the faults it should decide"
+                    .to_owned(),
+            ),
+            None => Ok(None),
+        };
+    }
+    let faults = args
+        .fault
+        .iter()
+        .map(|spec| Fault::parse(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let injector = Injector::new(faults, args.fault_seed.unwrap_or_else(fault::fresh_seed));
+    if args.listen.is_none() {
+        if let Some(f) = injector.http_only() {
+            return Err(format!(
+                "replay: --fault \"{}\" needs an HTTP replay (--listen); on stdio there is no HTTP status and no event stream",
+                f.spec
+            ));
+        }
+    }
+    eprintln!(
+        "mcp-cassette replay: injecting {} fault(s) with --fault-seed {} (pass it again to repeat them)",
+        args.fault.len(),
+        injector.seed()
+    );
+    Ok(Some(injector))
+}
+
+fn replay(args: ReplayArgs, faults: Option<Injector>) -> anyhow::Result<u8> {
     let Ok(on_miss) = args.on_miss.parse::<OnMiss>() else {
         bail!(
             "replay: unknown --on-miss \"{}\" (expected error, warn, or passthrough)",
@@ -66,7 +111,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
             );
         }
         drop(reader);
-        return replay_http(args, &listen, on_miss);
+        return replay_http(args, &listen, on_miss, faults);
     }
     if args.control {
         bail!(
@@ -131,6 +176,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     } else {
         None
     };
+    let mut faults = faults;
     let served = stdio::serve_observed(
         &mut session,
         StoppableStdin::start(),
@@ -138,9 +184,13 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         &mut diag,
         passthrough.as_mut(),
         observer,
+        faults.as_mut(),
     );
     served.map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
     stdio::report(&session, passthrough.as_ref(), &mut diag);
+    if let Some(faults) = &faults {
+        eprintln!("mcp-cassette replay: {}", faults.summary());
+    }
     let code = stdio::exit_code(&session, passthrough.as_ref());
     if let Some(handoff) = handoff.as_mut() {
         // exec adds up every replay's counts and reports the unused recordings once.
@@ -308,7 +358,12 @@ pub(super) fn load_cassette(
 }
 
 /// `replay --listen`: the cassette served over Streamable HTTP until SIGINT or SIGTERM.
-fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Result<u8> {
+fn replay_http(
+    args: ReplayArgs,
+    listen: &str,
+    on_miss: OnMiss,
+    faults: Option<Injector>,
+) -> anyhow::Result<u8> {
     // Read before anything else, so a missing token is the first thing said.
     let control = args
         .control
@@ -365,6 +420,9 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     );
     if let Some(control) = control {
         replay = replay.with_control(control);
+    }
+    if let Some(faults) = faults {
+        replay = replay.with_faults(faults);
     }
     let replay = Arc::new(replay);
     let path = args.cassette.display().to_string();

@@ -34,11 +34,13 @@
 //! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
 //! 6. [`recorded`]: a recorded frame and a recorded answer, the vocabulary of 4 and 5;
 //! 7. [`shape`], then [`wire`], then [`fingerprint`]: a request's text, read fast;
-//! 8. [`volatile`], [`canonical`]: JSON values and text, knowing nothing of cassettes.
+//! 8. [`volatile`], [`canonical`]: JSON values and text, knowing nothing of cassettes;
+//!    [`fault`]: which injected faults hit which request (`--fault`), knowing nothing else.
 //!
 //! This file holds only what every layer shares ([`LookupMap`], [`OnMiss`], the passthrough listen
 //! note) and the re-exports.
 
+pub mod fault;
 pub mod fingerprint;
 pub mod handoff;
 pub mod http;

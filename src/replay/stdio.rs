@@ -9,6 +9,7 @@
 
 use std::io::{self, BufWriter, Read, Write};
 
+use super::fault::{self, Injector, Replace};
 use super::http::control::{self, Handling, MissRecord};
 use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
@@ -77,11 +78,12 @@ pub fn serve(
     diag: &mut dyn Write,
     passthrough: Option<&mut Passthrough>,
 ) -> io::Result<()> {
-    serve_observed(session, input, output, diag, passthrough, None)
+    serve_observed(session, input, output, diag, passthrough, None, None)
 }
 
 /// [`serve`], telling `misses` of every request the recording did not answer exactly, as the
-/// HTTP front-end's control channel records it (what `exec` collects, docs/exec.md).
+/// HTTP front-end's control channel records it (what `exec` collects, docs/exec.md), and with
+/// `--fault`s injected (docs/replay.md, "Fault injection").
 pub fn serve_observed<'a>(
     session: &mut Session,
     mut input: impl Read,
@@ -89,6 +91,7 @@ pub fn serve_observed<'a>(
     diag: &'a mut dyn Write,
     mut passthrough: Option<&mut Passthrough>,
     misses: Option<&'a mut dyn FnMut(MissRecord)>,
+    faults: Option<&mut Injector>,
 ) -> io::Result<()> {
     let mut diag = Diagnostics {
         out: diag,
@@ -101,6 +104,7 @@ pub fn serve_observed<'a>(
         output,
         &mut diag,
         passthrough.as_deref_mut(),
+        faults,
     );
     diag.finish();
     if let Some(p) = passthrough {
@@ -115,6 +119,7 @@ fn serve_lines(
     output: impl Write,
     diag: &mut Diagnostics<'_>,
     mut passthrough: Option<&mut Passthrough>,
+    mut faults: Option<&mut Injector>,
 ) -> io::Result<()> {
     // A line is handled where it lies in the buffer it was read into: no copy on the way.
     let mut lines = LineBuffer::new(MAX_LINE, OverLimit::Skip { keep: 0 });
@@ -154,6 +159,7 @@ fn serve_lines(
                 &mut out,
                 diag,
                 passthrough.as_deref_mut(),
+                faults.as_deref_mut(),
             ),
             Line::TooLong {
                 len, terminated, ..
@@ -188,6 +194,7 @@ fn handle_bytes(
     out: &mut BufWriter<impl Write>,
     diag: &mut Diagnostics<'_>,
     passthrough: Option<&mut Passthrough>,
+    faults: Option<&mut Injector>,
 ) -> io::Result<()> {
     match std::str::from_utf8(line) {
         Err(_) => {
@@ -198,7 +205,50 @@ fn handle_bytes(
             write_all(out, &[Outbound::Owned(answer.to_owned())])
         }
         Ok(text) if text.trim().is_empty() => Ok(()),
-        Ok(text) => handle_line(session, text, line_no, out, diag, passthrough),
+        Ok(text) => {
+            if let Some(faults) = faults {
+                if let Some(injected) = inject(faults, text, out) {
+                    return injected;
+                }
+            }
+            handle_line(session, text, line_no, out, diag, passthrough)
+        }
+    }
+}
+
+/// Carries out the faults that hit the request on `text`: a pause, then an error answered in
+/// place of the recording (which stays unconsumed, so a retry is answered from the cassette),
+/// or the end of the replay (an error that ends serving, as a client that stopped reading
+/// does). `None` when the recording answers as usual.
+fn inject(
+    faults: &mut Injector,
+    text: &str,
+    out: &mut BufWriter<impl Write>,
+) -> Option<io::Result<()>> {
+    let (id, method, tool) = fault::peek(text)?;
+    let decision = faults.decide(&method, tool.as_deref());
+    if decision.drop {
+        return Some(out.flush().and_then(|()| {
+            Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "--fault drop-after",
+            ))
+        }));
+    }
+    if !decision.pause.is_zero() {
+        // What was answered before goes out first: only this answer is late.
+        if let Err(e) = out.flush() {
+            return Some(Err(e));
+        }
+        std::thread::sleep(decision.pause);
+    }
+    match decision.replace {
+        Some(Replace::Error(code)) => Some(write_all(
+            out,
+            &[Outbound::Owned(fault::error_frame(&id, code))],
+        )),
+        // Refused on stdio before serving starts.
+        Some(Replace::HttpStatus(_)) | None => None,
     }
 }
 

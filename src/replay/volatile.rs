@@ -23,23 +23,10 @@ impl VolatileSet {
         header: Option<&Value>,
         invocation: &[String],
     ) -> Result<VolatileSet, VolatileError> {
-        let mut specs: Vec<String> = Vec::new();
-        if let Some(declared) = header {
-            let list = declared
-                .as_array()
-                .filter(|l| l.iter().all(Value::is_string));
-            let Some(list) = list else {
-                return Err(VolatileError::HeaderShape {
-                    got: crate::json::stringify::compact(declared),
-                });
-            };
-            specs.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)));
+        let mut declarations = crate::cassette::volatile::parse_list(header)?;
+        for spec in invocation {
+            declarations.push(Declaration::parse(spec)?);
         }
-        specs.extend(invocation.iter().cloned());
-        let declarations = specs
-            .iter()
-            .map(|s| Declaration::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
         Ok(VolatileSet { declarations })
     }
 

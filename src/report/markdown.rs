@@ -138,7 +138,7 @@ fn tier_label(tier: Tier) -> &'static str {
 }
 
 /// A table with as many rows as fit in the section, and a note counting the rest.
-fn push_table(out: &mut String, header: &str, rows: impl Iterator<Item = String>) {
+pub(crate) fn push_table(out: &mut String, header: &str, rows: impl Iterator<Item = String>) {
     out.push_str(header);
     out.push_str("| --- | --- | --- | --- |\n");
     let budget = MAX_BYTES.saturating_sub(TAIL_BYTES);
@@ -230,7 +230,7 @@ fn longest_backtick_run(text: &str) -> usize {
 }
 
 /// At most `max` bytes: cut at a character boundary, leaving room for `note`.
-fn truncate(text: &str, max: usize, note: &str) -> String {
+pub(crate) fn truncate(text: &str, max: usize, note: &str) -> String {
     if text.len() <= max {
         return text.to_owned();
     }

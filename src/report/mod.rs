@@ -10,6 +10,7 @@
 //! exit 2 before any report exists).
 
 pub(crate) mod cassette;
+pub(crate) mod diff;
 pub(crate) mod drift;
 pub(crate) mod json;
 pub(crate) mod markdown;

@@ -363,19 +363,7 @@ fn result_member(frame: &str) -> Option<&str> {
 fn declarations(
     declared: Option<&Value>,
 ) -> Result<Vec<Declaration>, cassette::volatile::VolatileError> {
-    let Some(declared) = declared else {
-        return Ok(Vec::new());
-    };
-    let list = declared
-        .as_array()
-        .filter(|l| l.iter().all(Value::is_string))
-        .ok_or_else(|| cassette::volatile::VolatileError::HeaderShape {
-            got: crate::json::stringify::compact(declared),
-        })?;
-    list.iter()
-        .filter_map(Value::as_str)
-        .map(Declaration::parse)
-        .collect()
+    cassette::volatile::parse_list(declared)
 }
 
 #[cfg(test)]

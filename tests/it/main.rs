@@ -6,6 +6,8 @@ mod ajv;
 mod check;
 mod cli;
 mod contract;
+mod diff;
+mod fault;
 mod exec;
 mod fixtures;
 mod fuzz_corpus;

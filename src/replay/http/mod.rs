@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use http::HeaderValue;
 
+use super::fault::Injector;
 use super::passthrough::Passthrough;
 use super::session::Rules;
 use super::usage::{Unused, Usage};
@@ -62,6 +63,8 @@ pub struct Replay {
     shutdown: Shutdown,
     /// The miss channel, when `--control` asked for it.
     control: Option<control::Control>,
+    /// `--fault`s (docs/replay.md, "Fault injection"), decided one request at a time.
+    faults: Option<Mutex<Injector>>,
 }
 
 /// What the server leaves behind when it stops: the stderr summary and the exit code.
@@ -115,7 +118,14 @@ impl Replay {
             passthrough: passthrough.map(|p| Arc::new(Mutex::new(p))),
             shutdown,
             control: None,
+            faults: None,
         }
+    }
+
+    /// Injects `faults` into what this replay answers.
+    pub fn with_faults(mut self, faults: Injector) -> Replay {
+        self.faults = Some(Mutex::new(faults));
+        self
     }
 
     /// Serves the miss channel (docs/adapters.md) next to the MCP endpoint.
@@ -213,6 +223,9 @@ impl Replay {
             lines.push(format!(
                 "{undelivered} server-initiated frame(s) came due with no stream open to carry them"
             ));
+        }
+        if let Some(faults) = &self.faults {
+            lines.push(faults.lock().unwrap_or_else(|p| p.into_inner()).summary());
         }
         if let Some(passthrough) = &self.passthrough {
             let mut live = passthrough.lock().unwrap_or_else(|p| p.into_inner());

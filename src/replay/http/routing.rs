@@ -28,6 +28,7 @@ use crate::jsonrpc::FrameKind;
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::LISTEN_NOT_FORWARDED;
 use crate::replay::OnMiss;
+use crate::replay::fault::{self, Replace};
 use crate::replay::index::Answer;
 use crate::replay::miss::MissReason;
 use crate::replay::session::{Exchange, Outcome};
@@ -118,6 +119,9 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
         return json(StatusCode::BAD_REQUEST, NOT_A_FRAME);
     }
     headers::check(&replay.notes, &replay.recorded, &parts.headers, text);
+    if let Some(response) = inject(&replay, text).await {
+        return response;
+    }
     let handshake = is_handshake(text, replay.handshake);
     let named = parts
         .headers
@@ -144,6 +148,34 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
         }
         _ => response,
     }
+}
+
+/// Carries out the `--fault`s that hit the request in `text` (docs/replay.md, "Fault
+/// injection"): a pause, then an error or an HTTP status answered in place of the recording
+/// (which stays unconsumed, so a retry is answered from the cassette), or the replay going
+/// away: it stops listening and this request is never answered, its connection closed when the
+/// replay ends. `None` when the recording answers as usual.
+async fn inject(replay: &Replay, text: &str) -> Option<Response<Body>> {
+    let faults = replay.faults.as_ref()?;
+    let (id, method, tool) = fault::peek(text)?;
+    let decision = faults
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .decide(&method, tool.as_deref());
+    if decision.drop {
+        replay.shutdown.trigger();
+        std::future::pending::<()>().await;
+    }
+    if !decision.pause.is_zero() {
+        tokio::time::sleep(decision.pause).await;
+    }
+    Some(match decision.replace? {
+        Replace::Error(code) => json(StatusCode::OK, fault::error_frame(&id, code)),
+        Replace::HttpStatus(status) => json(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+            fault::status_body(&id, status),
+        ),
+    })
 }
 
 /// Whether a body is the request that starts a session (`method` is `initialize` or
@@ -300,7 +332,13 @@ fn respond(replay: &Replay, exchange: &Exchange, answer: &Outbound) -> Response<
     let pair = exchange.pair.map(|p| &replay.index.pairs[p]);
     match pair {
         Some(pair) if matches!(pair.answer, Answer::Stream(_)) => {
-            if replay.paced {
+            // `--fault slow-sse`: a pause before every event, on top of any recorded pacing.
+            let slow = replay
+                .faults
+                .as_ref()
+                .and_then(|f| f.lock().unwrap_or_else(|p| p.into_inner()).sse_gap())
+                .unwrap_or_default();
+            if replay.paced || !slow.is_zero() {
                 let Answer::Stream(frames) = &pair.answer else {
                     unreachable!("matched above")
                 };
@@ -319,9 +357,13 @@ fn respond(replay: &Replay, exchange: &Exchange, answer: &Outbound) -> Response<
                     .chain(std::iter::once(answer))
                     .zip(times.iter().copied().chain(std::iter::repeat(previous)))
                     .map(|(frame, t)| {
-                        let gap = Duration::from_millis(t.saturating_sub(previous));
+                        let recorded = if replay.paced {
+                            Duration::from_millis(t.saturating_sub(previous))
+                        } else {
+                            Duration::ZERO
+                        };
                         previous = t.max(previous);
-                        (gap, event(frame))
+                        (recorded + slow, event(frame))
                     })
                     .collect();
                 event_stream(streams::paced(chunks, replay.shutdown.clone()))
