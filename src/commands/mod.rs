@@ -19,6 +19,7 @@ pub mod replay;
 pub mod rules;
 pub mod snapshot;
 pub mod verify;
+pub mod view;
 
 /// Runs one parsed command to completion and returns the process exit status.
 pub fn run(cli: Cli) -> ExitCode {
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Lint(args) => lint::run(args, palette),
         Command::Redact(args) => redact::run(args),
         Command::Rules(args) => rules::run(args, palette),
+        Command::View(args) => view::run(args),
     }
 }
 
