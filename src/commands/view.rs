@@ -43,9 +43,7 @@ fn execute(args: &ViewArgs) -> anyhow::Result<()> {
         let stdout = io::stdout().lock();
         let mut out = BufWriter::with_capacity(256 * 1024, stdout);
         write_page(reader, &name, &mut out)?;
-        return out
-            .flush()
-            .context("failed to write the page to stdout");
+        return out.flush().context("failed to write the page to stdout");
     }
     // The page holds everything the cassette holds, so it gets a cassette's mode.
     let summary = atomic_file::write_with(&args.out, Permissions::Mode(CASSETTE_MODE), |file| {

@@ -210,7 +210,11 @@ impl Rows {
         }
         self.next += 1;
         // Writing to a Vec cannot fail.
-        let _ = write!(out, "{{\"l\":{},\"t\":{},\"k\":\"{}\"", row.line, row.t, row.kind);
+        let _ = write!(
+            out,
+            "{{\"l\":{},\"t\":{},\"k\":\"{}\"",
+            row.line, row.t, row.kind
+        );
         if let Some(dir) = row.dir {
             let _ = write!(out, ",\"d\":\"{dir}\"");
         }

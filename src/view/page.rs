@@ -27,10 +27,7 @@ pub(crate) fn content_security_policy() -> String {
 }
 
 fn digest(text: &str) -> String {
-    format!(
-        "sha256-{}",
-        base64_encode(&Sha256::digest(text.as_bytes()))
-    )
+    format!("sha256-{}", base64_encode(&Sha256::digest(text.as_bytes())))
 }
 
 /// Everything before the first row: the document head and the start of the data block.

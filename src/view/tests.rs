@@ -33,13 +33,22 @@ fn answers_link_to_requests_and_tasks_and_streams_are_grouped() {
         r#"{"type":"raw","t":9,"dir":"s2c","data":"log line"}"#,
         r#"{"type":"hologram","t":10}"#,
     ]);
-    assert_eq!(summary, Summary { entries: 8, rows: 11 });
+    assert_eq!(
+        summary,
+        Summary {
+            entries: 8,
+            rows: 11
+        }
+    );
     let rows = data(&html)["rows"].as_array().unwrap().clone();
     assert_eq!(rows.len(), 11);
     let kinds: Vec<&str> = rows.iter().map(|r| r["k"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
-        ["req", "note", "res", "req", "stream", "note", "err", "stream", "note", "raw", "unknown"]
+        [
+            "req", "note", "res", "req", "stream", "note", "err", "stream", "note", "raw",
+            "unknown"
+        ]
     );
     // The result of the tools/call answers row 0, carries its method and tool, and names the task.
     assert_eq!(rows[2]["re"], 0);
@@ -81,7 +90,12 @@ fn hostile_text_cannot_leave_the_data_block() {
     let rows = data(&html)["rows"].as_array().unwrap().clone();
     assert_eq!(rows[0]["m"], "</script><script>document.title='x'</script>");
     assert_eq!(rows[1]["f"], "</SCRIPT><script>alert(1)</script>");
-    assert!(rows[0]["f"].as_str().unwrap().contains("<img src=x onerror=alert(1)>"));
+    assert!(
+        rows[0]["f"]
+            .as_str()
+            .unwrap()
+            .contains("<img src=x onerror=alert(1)>")
+    );
 }
 
 #[test]

@@ -22,3 +22,4 @@ mod replay;
 mod replay_http;
 mod sarif;
 mod verify;
+mod view;

@@ -11,7 +11,7 @@
   "use strict";
 
   var ROW_H = 22;
-  var OVERSCAN = 12;
+  var OVERSCAN = 4;
   var PLACEHOLDER = /\[REDACTED:[a-z]+:[0-9a-f]{8}\]/g;
   var KIND_NAMES = {
     req: "request", note: "notify", res: "result", err: "error", frame: "frame",
@@ -227,7 +227,7 @@
   }
   function preview(row) {
     var text = row.f || "";
-    if (text.length > 240) text = text.slice(0, 240) + "…";
+    if (text.length > 160) text = text.slice(0, 160) + "…";
     return text.replace(/^\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*/, "{");
   }
   function link(target, label) {
@@ -259,7 +259,10 @@
     e.appendChild(withBadges(el("span", "preview"), preview(row)));
     return e;
   }
+  // Rows already drawn, by row number: a scroll keeps the ones still in view and draws only
+  // those that came into it. A forced draw (filters, selection) starts afresh.
   var drawn = "";
+  var drawnRows = new Map();
   function render(force) {
     var height = list.clientHeight || 600;
     var first = Math.max(0, Math.floor(list.scrollTop / ROW_H) - OVERSCAN);
@@ -267,9 +270,26 @@
     var key = first + ":" + last;
     if (!force && key === drawn) return;
     drawn = key;
+    if (force) {
+      drawnRows = new Map();
+      sizer.replaceChildren();
+    }
+    var kept = new Map();
     var frag = document.createDocumentFragment();
-    for (var p = first; p < last; p++) frag.appendChild(drawRow(visible[p]));
-    sizer.replaceChildren(frag);
+    for (var p = first; p < last; p++) {
+      var index = visible[p];
+      var e = drawnRows.get(index);
+      if (e) {
+        drawnRows.delete(index);
+      } else {
+        e = drawRow(index);
+        frag.appendChild(e);
+      }
+      kept.set(index, e);
+    }
+    drawnRows.forEach(function (gone) { gone.remove(); });
+    sizer.appendChild(frag);
+    drawnRows = kept;
   }
   var pending = false;
   list.addEventListener("scroll", function () {
@@ -298,7 +318,7 @@
     }
   }
   function pointerButton(pointer) {
-    var b = el("button", "ptr", "⧉");
+    var b = el("button", "ptr", "ptr");
     b.type = "button";
     b.title = "copy JSON Pointer " + (pointer || "(whole frame)");
     b.dataset.pointer = pointer;
@@ -345,7 +365,7 @@
       d.appendChild(children);
     }
     // Children are made when first opened, so a huge answer costs nothing until it is read.
-    if (depth < 3 && size <= 200) { d.open = true; build(); }
+    if (depth < 4 && size <= 200) { d.open = true; build(); }
     d.addEventListener("toggle", function () { if (d.open) build(); });
     return d;
   }
@@ -377,7 +397,7 @@
     });
     if (!groups.size) ul.appendChild(el("li", null, "none"));
     box.appendChild(ul);
-    box.appendChild(el("p", "meta", "Click a row to open it; ⧉ copies a JSON Pointer."));
+    box.appendChild(el("p", "meta", "Click a row to open it; the ptr button beside a value copies its JSON Pointer."));
     detail.replaceChildren(box);
   }
   function showRow(index) {
