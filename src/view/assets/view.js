@@ -297,6 +297,8 @@
     pending = true;
     requestAnimationFrame(function () { pending = false; render(false); });
   });
+  // A taller window shows more rows (a headless browser may size its window after the load).
+  window.addEventListener("resize", function () { render(false); });
   function scrollToRow(index) {
     var pos = positionOf[index];
     if (pos < 0) return;
