@@ -125,3 +125,23 @@ fn a_bad_line_is_the_readers_error() {
         "s.jsonl:2: field \"t\" must be a number of milliseconds"
     );
 }
+
+#[test]
+fn server_requests_pair_with_the_clients_answers() {
+    let (html, _) = page(&[
+        r#"{"type":"frame","t":1,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{}}}"#,
+        r#"{"type":"frame","t":2,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}}"#,
+        r#"{"type":"frame","t":3,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"result":{"role":"assistant"}}}"#,
+        r#"{"type":"frame","t":4,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}}"#,
+        r#"{"type":"frame","t":5,"dir":"s2c","frame":{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}}"#,
+    ]);
+    let rows = data(&html)["rows"].as_array().unwrap().clone();
+    // Same id both ways: each answer pairs with the request that went the other way.
+    assert_eq!(rows[2]["re"], 0);
+    assert_eq!(rows[2]["m"], "sampling/createMessage");
+    assert_eq!(rows[3]["re"], 1);
+    assert_eq!(rows[3]["tool"], "t");
+    // A null id answers nothing in particular.
+    assert_eq!(rows[4]["k"], "err");
+    assert!(rows[4].get("re").is_none());
+}
