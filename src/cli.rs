@@ -94,8 +94,9 @@ fn verb_of(args: &[OsString]) -> &str {
 }
 
 /// Every subcommand's name.
-pub const VERBS: [&str; 10] = [
+pub const VERBS: [&str; 11] = [
     "record", "replay", "check", "snapshot", "verify", "diff", "lint", "redact", "rules", "exec",
+    "view",
 ];
 
 /// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
@@ -104,7 +105,7 @@ pub const VERBS: [&str; 10] = [
 /// (docs/cli.md). Help and `--version` exit 0.
 pub fn usage_exit_code(verb: &str) -> i32 {
     match verb {
-        "check" | "snapshot" | "verify" | "diff" | "redact" | "rules" => 2,
+        "check" | "snapshot" | "verify" | "diff" | "redact" | "rules" | "view" => 2,
         // exec's own failures are 125, apart from any code the test command returns.
         "exec" => 125,
         // record, replay, lint, and a command line with no known command (as the reference's
@@ -242,6 +243,19 @@ Exit codes:
   2  no rule has that id, or the command line is wrong
 ";
 
+const VIEW_HELP: &str = "\
+Examples:
+  mcp-cassette view session.jsonl -o session.html
+  mcp-cassette view session.jsonl -o - > session.html
+
+The page is one file that needs nothing else (no network); open it in any browser. Its
+timeline can be filtered from the address: session.html#method=tools/call&dir=c2s.
+
+Exit codes:
+  0  the page was written
+  2  nothing was written: a bad flag, an unreadable cassette, or -o naming a cassette
+";
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record a live MCP session through a proxy into a JSONL cassette.
@@ -271,6 +285,9 @@ pub enum Command {
     /// List the lint rules, or print one rule's documentation.
     #[command(after_help = RULES_HELP)]
     Rules(RulesArgs),
+    /// Write a cassette as one self-contained HTML page: a timeline to filter and explore.
+    #[command(after_help = VIEW_HELP)]
+    View(ViewArgs),
     /// Serve a cassette to a test command (any language), then fail it on a miss.
     #[command(after_help = EXEC_HELP)]
     Exec(ExecArgs),
@@ -548,6 +565,15 @@ pub struct RulesArgs {
     /// Machine-readable catalogue.
     #[arg(long = "json")]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// The cassette to show.
+    pub cassette: PathBuf,
+    /// The HTML page to write (`-` for stdout); never a cassette.
+    #[arg(short = 'o', long = "out", value_name = "file")]
+    pub out: PathBuf,
 }
 
 #[cfg(test)]

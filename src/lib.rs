@@ -7,7 +7,8 @@
 //! commands, cli        one file per verb; the only code that prints and picks exit codes
 //! record, replay,      the recorder core and its stdio and HTTP proxies; the replay engine and
 //!   verify             its stdio and HTTP front-ends; re-firing a cassette at the live server
-//! report               text (coloured on a terminal), JSON, SARIF, Markdown and terminal-safe renderings
+//! report, view         text (coloured on a terminal), JSON, SARIF, Markdown and terminal-safe renderings;
+//!                      a cassette as a self-contained HTML page
 //! inspect, contract    what a live server publishes (CAS-C checks); snapshots and drift
 //! client, lint, redact the one MCP client; the CAS-L rules and cassette lint; redaction
 //! transport, cassette  child processes, line framing and Streamable HTTP plumbing (SSE,
@@ -51,3 +52,4 @@ pub(crate) mod report;
 pub(crate) mod severity;
 pub mod transport;
 pub(crate) mod verify;
+pub(crate) mod view;

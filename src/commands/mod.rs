@@ -21,6 +21,7 @@ pub mod replay;
 pub mod rules;
 pub mod snapshot;
 pub mod verify;
+pub mod view;
 
 /// Runs one parsed command to completion and returns the process exit status.
 pub fn run(cli: Cli) -> ExitCode {
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Redact(args) => redact::run(args),
         Command::Rules(args) => rules::run(args, palette),
         Command::Exec(args) => exec::run(args),
+        Command::View(args) => view::run(args),
     }
 }
 

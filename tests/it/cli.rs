@@ -171,7 +171,8 @@ fn every_help_has_examples_and_the_documented_exit_codes() {
     assert_eq!(
         verbs,
         [
-            "record", "replay", "check", "snapshot", "verify", "diff", "lint", "redact", "rules", "exec"
+            "record", "replay", "check", "snapshot", "verify", "diff", "lint", "redact", "rules",
+            "exec", "view"
         ]
     );
     for (verb, codes) in &documented {
