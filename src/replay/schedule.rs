@@ -341,4 +341,33 @@ mod tests {
         assert_eq!(two.pending(&s), 6);
         assert_eq!(names(two.before(&s, 0)), ["progress"]);
     }
+
+    #[test]
+    fn a_request_from_the_server_inside_a_call_precedes_its_answer() {
+        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
+        let s = Schedule::build(
+            vec![
+                Event::Sent {
+                    request: 0,
+                    answered: true,
+                },
+                Event::Arrived {
+                    role: Role::Push,
+                    frame: no("progress"),
+                },
+                Event::Arrived {
+                    role: Role::ServerRequest,
+                    frame: no("sampling"),
+                },
+                Event::Arrived {
+                    role: Role::Answers(0),
+                    frame: no("answer"),
+                },
+            ],
+            |i| Some(note(NAMES[i])),
+        );
+        assert_eq!(names(s.before(0)), ["progress", "sampling"]);
+        assert!(s.after(0).is_empty());
+        assert_eq!(s.server_requests(), 1);
+    }
 }

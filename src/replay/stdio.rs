@@ -134,7 +134,7 @@ fn serve_lines<R: Read>(
                     diag,
                     passthrough.as_deref_mut(),
                 )
-                .and_then(|sent| asks.go_on(session, sent, &mut out, diag));
+                .and_then(|sent| asks.go_on(sent, &mut out));
                 if written.is_err() {
                     break;
                 }
@@ -194,7 +194,7 @@ fn serve_lines<R: Read>(
                 diag,
                 passthrough.as_deref_mut(),
             )
-            .and_then(|sent| asks.go_on(session, sent, &mut out, diag)),
+            .and_then(|sent| asks.go_on(sent, &mut out)),
             Line::TooLong {
                 len, terminated, ..
             } => {

@@ -164,15 +164,12 @@ impl Asks {
     /// already), up to the first of them.
     pub(super) fn go_on(
         &mut self,
-        session: &mut Session,
         exchange: Option<Exchange>,
         out: &mut BufWriter<impl Write>,
-        diag: &mut Diagnostics<'_>,
     ) -> io::Result<()> {
         let Some(exchange) = exchange else {
             return Ok(());
         };
-        let _ = (session, diag);
         self.send(exchange, 0, 0, out)
     }
 

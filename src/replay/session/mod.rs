@@ -458,7 +458,13 @@ impl Session {
                 }
                 Exchange::silent()
             }
-            Message::Request(request) => self.request(request, None),
+            Message::Request(request) => {
+                if self.send_asks && self.declared.is_none() && request.method == "initialize" {
+                    let params = request.params_value().ok().flatten();
+                    self.declared = Some(Declared::from_initialize(params.as_ref()));
+                }
+                self.request(request, None)
+            }
         }
     }
 
