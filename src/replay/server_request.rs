@@ -75,6 +75,9 @@ pub struct Asked {
     pub ask: usize,
     /// The fresh id, as the string it is (without quotes).
     pub id: String,
+    /// The id the request was recorded with: a script repeating the recorded client side answers
+    /// with it, and is understood too.
+    pub recorded_id: Option<Value>,
     /// The recorded request with the fresh id.
     pub frame: Outbound,
 }
@@ -84,9 +87,14 @@ pub fn fresh_id(n: u64) -> String {
     format!("\"{ID_PREFIX}{n}\"")
 }
 
-/// Whether `message` (a client line, parsed) answers the request sent with string id `id`.
-pub fn answers(message: &Value, id: &str) -> bool {
-    message.get("id").and_then(Value::as_str) == Some(id)
+/// Whether `message` (a client line, parsed) answers `asked`: a response carrying its fresh id,
+/// or the id it was recorded with (replay sends no other request, so a response can answer
+/// nothing else).
+pub fn answers(message: &Value, asked: &Asked) -> bool {
+    let Some(id) = message.get("id") else {
+        return false;
+    };
+    (id.as_str() == Some(asked.id.as_str()) || Some(id) == asked.recorded_id.as_ref())
         && (message.get("result").is_some() || message.get("error").is_some())
         && message.get("method").is_none()
 }
@@ -175,20 +183,38 @@ mod tests {
     }
 
     #[test]
-    fn answers_only_our_id() {
+    fn answers_our_id_or_the_recorded_one() {
+        let asked = Asked {
+            at: 0,
+            ask: 0,
+            id: "mcp-cassette-replay-1".to_owned(),
+            recorded_id: Some(json!(0)),
+            frame: Outbound::Owned(String::new()),
+        };
         assert!(answers(
             &json!({"jsonrpc":"2.0","id":"mcp-cassette-replay-1","result":{}}),
-            "mcp-cassette-replay-1"
+            &asked
         ));
         assert!(answers(
             &json!({"jsonrpc":"2.0","id":"mcp-cassette-replay-1","error":{"code":-1,"message":"no"}}),
-            "mcp-cassette-replay-1"
+            &asked
+        ));
+        assert!(answers(
+            &json!({"jsonrpc":"2.0","id":0,"result":{}}),
+            &asked
         ));
         assert!(!answers(
             &json!({"jsonrpc":"2.0","id":"mcp-cassette-replay-1","method":"x"}),
-            "mcp-cassette-replay-1"
+            &asked
         ));
-        assert!(!answers(&json!({"jsonrpc":"2.0","id":1,"result":{}}), "1"));
+        assert!(!answers(
+            &json!({"jsonrpc":"2.0","id":"0","result":{}}),
+            &asked
+        ));
+        assert!(!answers(
+            &json!({"jsonrpc":"2.0","id":1,"result":{}}),
+            &asked
+        ));
         assert_eq!(fresh_id(3), "\"mcp-cassette-replay-3\"");
     }
 

@@ -226,7 +226,7 @@ impl Asks {
         };
         let asked = &waiting.exchange.asks[waiting.ask];
         let message = serde_json::from_slice::<Value>(bytes).ok();
-        let Some(message) = message.filter(|m| answers(m, &asked.id)) else {
+        let Some(message) = message.filter(|m| answers(m, asked)) else {
             self.backlog.push_back((line_no, bytes.to_vec()));
             return Ok(());
         };

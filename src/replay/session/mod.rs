@@ -736,12 +736,18 @@ impl Session {
             let id_json = fresh_id(self.asked);
             let frame = ask.frame();
             let id = id_json.trim_matches('"').to_owned();
+            let recorded_id = frame
+                .spans()
+                .id()
+                .and_then(|span| frame.text().get(span))
+                .and_then(|text| serde_json::from_str(text).ok());
             self.stats.asks_sent += 1;
             ready.push(Asked {
                 at,
                 ask: n,
                 frame: rekey_response(frame, &id_json),
                 id,
+                recorded_id,
             });
         }
         ready
