@@ -167,6 +167,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The index keeps one recorded frame per server frame: numbering requests from the server
+    /// must not make every one of them larger.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_recorded_frame_stays_48_bytes() {
+        assert_eq!(std::mem::size_of::<crate::replay::recorded::Recorded>(), 48);
+    }
+
     #[test]
     fn capabilities_from_initialize() {
         let line = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"sampling":{},"roots":{"listChanged":true}}}}"#;
