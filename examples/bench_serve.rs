@@ -31,8 +31,10 @@ fn main() -> anyhow::Result<()> {
         let index = Index::build(header, reader, &[], Path::new(cassette))?;
         let mut session = Session::new(Arc::new(index), Rules::new(None), OnMiss::Error);
         let mut sink = io::sink();
+        // Owned: the front-end may read its input on a thread of its own.
+        let requests = io::Cursor::new(input.clone());
         let start = Instant::now();
-        stdio::serve(&mut session, &input[..], &mut sink, &mut io::sink(), None)?;
+        stdio::serve(&mut session, requests, &mut sink, &mut io::sink(), None)?;
         times.push(start.elapsed().as_secs_f64());
         assert_eq!(session.stats().misses, 0, "every line should be answered");
     }

@@ -287,6 +287,15 @@ fn describe(changes: &[DiffEntry], what: &str, redactor: &Redactor) -> String {
     if changes.is_empty() {
         return format!("{what} could not be compared to any recording");
     }
+    format!(
+        "method and tool match a recording, but {what} differ at: {}",
+        differing_paths(changes, redactor)
+    )
+}
+
+/// The first differing paths with both values, redacted and cut short, as a diagnosis lists them
+/// (a miss, and a client answer that differs from the recorded one).
+pub(crate) fn differing_paths(changes: &[DiffEntry], redactor: &Redactor) -> String {
     let shown: Vec<String> = changes
         .iter()
         .take(SHOWN_PATHS)
@@ -308,10 +317,7 @@ fn describe(changes: &[DiffEntry], what: &str, redactor: &Redactor) -> String {
     } else {
         String::new()
     };
-    format!(
-        "method and tool match a recording, but {what} differ at: {}{more}",
-        shown.join("; ")
-    )
+    format!("{}{more}", shown.join("; "))
 }
 
 /// A value as a diagnosis shows it: redacted under the key it sat under, then cut short.

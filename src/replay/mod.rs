@@ -28,11 +28,13 @@
 //! 1. the front-ends, [`stdio`], [`http`] and [`passthrough`] (passthrough still borrows stdio's line
 //!    reader; that goes with its move onto the one MCP client);
 //! 2. [`session`]: per-session state and matching (with `rekey` beside it), counting what it
-//!    serves in [`usage`] (which reads only the index);
+//!    serves in [`usage`] (which reads only the index), and [`server_request`]: the recorded
+//!    server's own requests, sent and their answers compared;
 //! 3. [`miss`]: explaining a miss;
 //! 4. [`index`]: the immutable index (its `build` phases over `read`);
 //! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
-//! 6. [`recorded`]: a recorded frame and a recorded answer, the vocabulary of 4 and 5;
+//! 6. [`recorded`]: a recorded frame, a recorded answer and a recorded request from the server,
+//!    the vocabulary of 4 and 5;
 //! 7. [`shape`], then [`wire`], then [`fingerprint`]: a request's text, read fast;
 //! 8. [`volatile`], [`canonical`]: JSON values and text, knowing nothing of cassettes;
 //!    [`fault`]: which injected faults hit which request (`--fault`), knowing nothing else.
@@ -50,9 +52,11 @@ pub mod passthrough;
 pub mod progress;
 pub mod recorded;
 pub mod schedule;
+pub mod server_request;
 pub mod session;
 pub mod shape;
 pub mod stdio;
+mod stdio_asks;
 pub mod usage;
 pub mod volatile;
 pub mod wire;

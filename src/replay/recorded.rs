@@ -1,9 +1,12 @@
-//! A recorded server frame, kept ready to send again, and the answer a recorded request got.
+//! A recorded server frame, kept ready to send again, the answer a recorded request got, and a
+//! request the server sent with the client's answer to it.
 //!
 //! Below both the index (which stores them) and the schedule (which places them between answers),
 //! so neither has to import the other for its vocabulary.
 
 use std::sync::Arc;
+
+use serde_json::Value;
 
 use super::wire::{Spans, find_spans};
 use crate::jsonrpc::{Frame, FrameKind, Id};
@@ -17,7 +20,14 @@ pub struct Recorded {
     kind: FrameKind,
     /// A `notifications/subscriptions/acknowledged`.
     ack: bool,
+    /// For a request the server sent, its number in [`Index::asks`](super::Index::asks);
+    /// [`NO_ASK`] otherwise. A plain `u32` rather than an `Option`: it fits in the padding, so a
+    /// recorded frame stays 48 bytes.
+    ask: u32,
 }
+
+/// [`Recorded`]'s `ask` when the frame is no request from the server.
+const NO_ASK: u32 = u32::MAX;
 
 impl Recorded {
     /// A recorded frame from its text (tests and fallbacks; the index builds from frames).
@@ -29,6 +39,7 @@ impl Recorded {
                 spans: Spans::default(),
                 kind: FrameKind::Unclassified,
                 ack: false,
+                ask: NO_ASK,
             },
         }
     }
@@ -44,6 +55,7 @@ impl Recorded {
             kind: frame.kind(),
             ack: frame.kind() == FrameKind::Notification
                 && frame.method() == Some(ACKNOWLEDGED_METHOD),
+            ask: NO_ASK,
         }
     }
 
@@ -57,6 +69,17 @@ impl Recorded {
 
     pub fn kind(&self) -> FrameKind {
         self.kind
+    }
+
+    /// For a request the server sent, its number among the recording's server requests
+    /// (docs/replay.md, "Requests from the server").
+    pub fn ask(&self) -> Option<usize> {
+        (self.ask != NO_ASK).then_some(self.ask as usize)
+    }
+
+    /// Numbers this request from the server (see [`Recorded::ask`]).
+    pub fn set_ask(&mut self, n: usize) {
+        self.ask = u32::try_from(n).unwrap_or(NO_ASK);
     }
 
     /// Whether this is a subscription's acknowledgment.
@@ -100,5 +123,49 @@ impl Answer {
             Answer::Frame(r) => Some(r),
             Answer::Stream(frames) => frames.last(),
         }
+    }
+}
+
+/// A request the recorded server sent its client, and the client's recorded answer.
+#[derive(Debug)]
+pub struct Ask {
+    /// The request as recorded (its id is replaced when it is sent).
+    frame: Recorded,
+    method: Box<str>,
+    /// The client's response frame, as recorded; `None` when it never answered.
+    answer: Option<Box<str>>,
+    /// Recorded inside an SSE stream (HTTP) rather than as a frame of its own.
+    streamed: bool,
+}
+
+impl Ask {
+    pub fn new(frame: &Recorded, answer: Option<Box<str>>, streamed: bool) -> Ask {
+        let method = serde_json::from_str::<Value>(frame.text())
+            .ok()
+            .and_then(|v| v.get("method").and_then(Value::as_str).map(Box::from))
+            .unwrap_or_default();
+        Ask {
+            frame: frame.clone(),
+            method,
+            answer,
+            streamed,
+        }
+    }
+
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    pub fn frame(&self) -> &Recorded {
+        &self.frame
+    }
+
+    /// The client's recorded response, when the recording holds one.
+    pub fn recorded_answer(&self) -> Option<&str> {
+        self.answer.as_deref()
+    }
+
+    pub fn streamed(&self) -> bool {
+        self.streamed
     }
 }

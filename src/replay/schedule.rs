@@ -1,5 +1,7 @@
-//! Where the recorded server's own frames go: the notifications it sent unprompted, and the
-//! graceful closure of a subscription, each tied to the answer it sat next to.
+//! Where the recorded server's own frames go: the notifications it sent unprompted, the requests
+//! it sent the client (sampling, elicitation, roots), and the graceful closure of a subscription,
+//! each tied to the answer it sat next to. A request from the server recorded in the middle of a
+//! call (the usual sampling-inside-a-tool pattern) therefore goes out before that call's answer.
 //!
 //! The recording is walked once in wire order (timestamps, file order breaking ties, because an
 //! HTTP recording writes a whole stream when it closes). A frame that arrived while a request was
@@ -28,7 +30,8 @@ pub enum Role {
     InStream,
     /// A frame to schedule (notification, listen closure, standalone-stream frame).
     Push,
-    /// A server-initiated request: counted, never sent.
+    /// A server-initiated request (sampling, elicitation, roots, ping): placed as a notification
+    /// is, and counted.
     ServerRequest,
     /// Nothing replay can place (an unpaired response, a frame of an ignored stream).
     Skip,
@@ -61,7 +64,7 @@ pub struct Schedule {
     before: LookupMap<usize, Batch>,
     /// Released right after the answer to the keyed request.
     after: LookupMap<usize, Batch>,
-    /// Server-initiated requests in the recording (never replayed).
+    /// Server-initiated requests in the recording.
     server_requests: usize,
 }
 
@@ -92,7 +95,10 @@ impl Schedule {
                         }
                         anchor = Some(request);
                     }
-                    Role::Push => {
+                    Role::Push | Role::ServerRequest => {
+                        // A request from the server is placed as a notification is; the session
+                        // sends it and the front-end waits for the client's answer there.
+                        placed.server_requests += usize::from(role == Role::ServerRequest);
                         let Some(frame) = take(frame) else { continue };
                         if outstanding.is_empty() {
                             placed.after(anchor, frame);
@@ -100,7 +106,6 @@ impl Schedule {
                             pending.push(frame);
                         }
                     }
-                    Role::ServerRequest => placed.server_requests += 1,
                     Role::InStream | Role::Skip => {}
                 },
             }
@@ -128,7 +133,7 @@ impl Schedule {
         self.after.get(&anchor).map_or(&[], |b| &b.frames)
     }
 
-    /// Server-initiated requests in the recording (never replayed).
+    /// Server-initiated requests in the recording.
     pub fn server_requests(&self) -> usize {
         self.server_requests
     }
@@ -314,21 +319,55 @@ mod tests {
         );
         assert_eq!(names(s.initial()), ["hello"]);
         assert_eq!(names(s.before(0)), ["progress"]);
-        assert_eq!(names(s.after(0)), ["changed", "while-unanswered", "tail"]);
+        // The request from the server arrived while request 2 (never answered) was outstanding:
+        // it takes its place after the last answer, in order.
+        assert_eq!(
+            names(s.after(0)),
+            ["changed", "while-unanswered", "sampling", "tail"]
+        );
         assert_eq!(s.server_requests(), 1);
 
         // A session releases each batch once; another session starts from the beginning.
         let mut one = Released::new(&s);
-        assert_eq!(one.pending(&s), 5);
+        assert_eq!(one.pending(&s), 6);
         assert_eq!(names(one.before(&s, 0)), ["progress"]);
         assert!(one.before(&s, 0).is_empty());
         assert_eq!(names(one.initial(&s)), ["hello"]);
         assert!(one.initial(&s).is_empty());
-        assert_eq!(one.pending(&s), 3);
-        assert_eq!(one.after(&s, 0).len(), 3);
+        assert_eq!(one.pending(&s), 4);
+        assert_eq!(one.after(&s, 0).len(), 4);
         assert_eq!(one.pending(&s), 0);
         let mut two = Released::new(&s);
-        assert_eq!(two.pending(&s), 5);
+        assert_eq!(two.pending(&s), 6);
         assert_eq!(names(two.before(&s, 0)), ["progress"]);
+    }
+
+    #[test]
+    fn a_request_from_the_server_inside_a_call_precedes_its_answer() {
+        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
+        let s = Schedule::build(
+            vec![
+                Event::Sent {
+                    request: 0,
+                    answered: true,
+                },
+                Event::Arrived {
+                    role: Role::Push,
+                    frame: no("progress"),
+                },
+                Event::Arrived {
+                    role: Role::ServerRequest,
+                    frame: no("sampling"),
+                },
+                Event::Arrived {
+                    role: Role::Answers(0),
+                    frame: no("answer"),
+                },
+            ],
+            |i| Some(note(NAMES[i])),
+        );
+        assert_eq!(names(s.before(0)), ["progress", "sampling"]);
+        assert!(s.after(0).is_empty());
+        assert_eq!(s.server_requests(), 1);
     }
 }

@@ -12,7 +12,8 @@ use std::io::{self, BufWriter, Read, Write};
 use super::fault::{self, Injector, Replace};
 use super::http::control::{self, Handling, MissRecord};
 use super::passthrough::Passthrough;
-use super::session::{Outcome, Session};
+use super::session::{Exchange, Outcome, Session};
+use super::stdio_asks::{Asks, Input};
 use super::wire::{Message, Outbound};
 use super::{LISTEN_NOT_FORWARDED, OnMiss};
 use crate::line::{Line, LineBuffer, OverLimit};
@@ -28,7 +29,7 @@ const PREFIX: &str = "mcp-cassette replay: ";
 pub const MALFORMED_NOTES: u64 = 10;
 
 /// Where diagnostics go, and how many malformed client lines there were.
-struct Diagnostics<'a> {
+pub(super) struct Diagnostics<'a> {
     out: &'a mut dyn Write,
     malformed: u64,
     /// Told of every miss (see [`serve_observed`]).
@@ -36,7 +37,7 @@ struct Diagnostics<'a> {
 }
 
 impl Diagnostics<'_> {
-    fn note(&mut self, message: &str) {
+    pub(super) fn note(&mut self, message: &str) {
         note(self.out, message);
     }
 
@@ -71,9 +72,13 @@ impl Diagnostics<'_> {
 
 /// Serves `session` over `input`/`output` until the input ends or the client stops reading.
 /// Diagnostics go to `diag`. `passthrough` is required for `--on-miss passthrough`.
+///
+/// When the recording holds requests from the server, they are sent and their answers awaited
+/// (bounded by `MCP_CASSETTE_TIMEOUT_MS`); `input` is then read on a thread of its own, so that a
+/// wait can end without the client writing anything.
 pub fn serve(
     session: &mut Session,
-    input: impl Read,
+    input: impl Read + Send + 'static,
     output: impl Write,
     diag: &mut dyn Write,
     passthrough: Option<&mut Passthrough>,
@@ -86,7 +91,7 @@ pub fn serve(
 /// `--fault`s injected (docs/replay.md, "Fault injection").
 pub fn serve_observed<'a>(
     session: &mut Session,
-    mut input: impl Read,
+    input: impl Read + Send + 'static,
     output: impl Write,
     diag: &'a mut dyn Write,
     mut passthrough: Option<&mut Passthrough>,
@@ -97,6 +102,12 @@ pub fn serve_observed<'a>(
         out: diag,
         malformed: 0,
         misses,
+    };
+    let mut input = if session.index().asks.is_empty() {
+        Input::direct(input)
+    } else {
+        session.send_asks();
+        Input::threaded(input)
     };
     let served = serve_lines(
         session,
@@ -113,9 +124,9 @@ pub fn serve_observed<'a>(
     served
 }
 
-fn serve_lines(
+fn serve_lines<R: Read>(
     session: &mut Session,
-    mut input: impl Read,
+    input: &mut Input<R>,
     output: impl Write,
     diag: &mut Diagnostics<'_>,
     mut passthrough: Option<&mut Passthrough>,
@@ -125,12 +136,7 @@ fn serve_lines(
     let mut lines = LineBuffer::new(MAX_LINE, OverLimit::Skip { keep: 0 });
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut line_no = 0u64;
-    if session.server_requests() > 0 {
-        diag.note(&format!(
-            "{} server-initiated request(s) in the cassette are not replayed",
-            session.server_requests()
-        ));
-    }
+    let mut asks = Asks::default();
     let initial = session.take_initial();
     if write_all(&mut out, &initial)
         .and_then(|()| out.flush())
@@ -139,18 +145,69 @@ fn serve_lines(
         return Ok(());
     }
     loop {
+        // Lines that came while a request from the server waited for its answer, in order.
+        if asks.waiting.is_none() {
+            if let Some((no, bytes)) = asks.backlog.pop_front() {
+                let written = handle_bytes(
+                    session,
+                    &bytes,
+                    no,
+                    &mut out,
+                    diag,
+                    passthrough.as_deref_mut(),
+                    faults.as_deref_mut(),
+                )
+                .and_then(|sent| asks.go_on(sent, &mut out));
+                if written.is_err() {
+                    break;
+                }
+                continue;
+            }
+        }
         let Some(found) = lines.advance() else {
             if lines.is_finished() {
-                break;
+                if asks.waiting.is_none() && asks.backlog.is_empty() {
+                    break;
+                }
+                // The input ended: nothing will answer what waits.
+                if asks
+                    .unanswered(session, &mut out, diag, "the client's input ended")
+                    .is_err()
+                {
+                    break;
+                }
+                continue;
             }
             // Nothing more is waiting: what was answered goes out before the read blocks.
             if !lines.has_buffered() && out.flush().is_err() {
                 break;
             }
-            lines.fill_from(&mut input)?;
+            input.deadline = asks.waiting.as_ref().map(|w| w.deadline);
+            match lines.fill_from(input) {
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                    let why = format!("no answer within {} ms", asks.timeout.as_millis());
+                    if asks.unanswered(session, &mut out, diag, &why).is_err() {
+                        break;
+                    }
+                }
+                filled => {
+                    filled?;
+                }
+            }
             continue;
         };
         line_no += 1;
+        if asks.waiting.is_some() {
+            if let Line::Whole { bytes, .. } = lines.get(found) {
+                if asks
+                    .arrived(session, bytes, line_no, &mut out, diag)
+                    .is_err()
+                {
+                    break;
+                }
+                continue;
+            }
+        }
         let written = match lines.get(found) {
             Line::Whole { bytes, .. } => handle_bytes(
                 session,
@@ -160,7 +217,8 @@ fn serve_lines(
                 diag,
                 passthrough.as_deref_mut(),
                 faults.as_deref_mut(),
-            ),
+            )
+            .and_then(|sent| asks.go_on(sent, &mut out)),
             Line::TooLong {
                 len, terminated, ..
             } => {
@@ -186,7 +244,8 @@ fn serve_lines(
     Ok(())
 }
 
-/// One line from the client (terminator removed), whatever its bytes.
+/// One line from the client (terminator removed), whatever its bytes. Returns what is left to
+/// send when the answer waits for the client's answer to a request from the server.
 fn handle_bytes(
     session: &mut Session,
     line: &[u8],
@@ -195,20 +254,20 @@ fn handle_bytes(
     diag: &mut Diagnostics<'_>,
     passthrough: Option<&mut Passthrough>,
     faults: Option<&mut Injector>,
-) -> io::Result<()> {
+) -> io::Result<Option<Exchange>> {
     match std::str::from_utf8(line) {
         Err(_) => {
             diag.malformed(&format!(
                 "line {line_no} from the client is not valid UTF-8; answered with error -32700"
             ));
             let answer = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"mcp-cassette replay: parse error: the line is not valid UTF-8\"}}";
-            write_all(out, &[Outbound::Owned(answer.to_owned())])
+            write_all(out, &[Outbound::Owned(answer.to_owned())]).map(|()| None)
         }
-        Ok(text) if text.trim().is_empty() => Ok(()),
+        Ok(text) if text.trim().is_empty() => Ok(None),
         Ok(text) => {
             if let Some(faults) = faults {
                 if let Some(injected) = inject(faults, text, out) {
-                    return injected;
+                    return injected.map(|()| None);
                 }
             }
             handle_line(session, text, line_no, out, diag, passthrough)
@@ -259,7 +318,7 @@ fn handle_line(
     out: &mut BufWriter<impl Write>,
     diag: &mut Diagnostics<'_>,
     passthrough: Option<&mut Passthrough>,
-) -> io::Result<()> {
+) -> io::Result<Option<Exchange>> {
     let handled = match session.handle_text(text) {
         Ok(h) => h,
         Err(bad) => {
@@ -270,7 +329,7 @@ fn handle_line(
                     bad.code()
                 ),
             );
-            return write_all(out, &[Outbound::Owned(bad.answer())]);
+            return write_all(out, &[Outbound::Owned(bad.answer())]).map(|()| None);
         }
     };
     let mut exchange = handled.exchange;
@@ -337,6 +396,10 @@ fn handle_line(
         }
         _ => {}
     }
+    if !exchange.asks.is_empty() {
+        // Sent by [`Asks::go_on`], which waits for each answer.
+        return Ok(Some(exchange));
+    }
     if !exchange.before.is_empty() && exchange.answer.is_some() {
         // What the server said before its answer (progress, log messages) goes out on its own,
         // and the answer a moment later, as on the wire. Some clients — the official TypeScript
@@ -351,16 +414,16 @@ fn handle_line(
         for frame in exchange.answer.iter().chain(&exchange.after) {
             frame.write_line(out)?;
         }
-        return Ok(());
+        return Ok(None);
     }
     for frame in exchange.frames() {
         frame.write_line(out)?;
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The gap between frames recorded ahead of an answer and the answer itself (see `handle_line`).
-const BEFORE_ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
+pub(super) const BEFORE_ANSWER_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
 fn write_all(out: &mut impl Write, frames: &[Outbound]) -> io::Result<()> {
     for f in frames {
@@ -378,8 +441,11 @@ fn note(diag: &mut dyn Write, message: &str) {
 /// The exit status a finished session earns: `error` fails on any miss, `warn` never, and
 /// `passthrough` only when a forward failed.
 pub fn exit_code(session: &Session, passthrough: Option<&Passthrough>) -> u8 {
+    let stats = session.stats();
     match session.on_miss() {
-        OnMiss::Error if session.stats().misses > 0 => 1,
+        OnMiss::Error if stats.misses > 0 || stats.ask_failures() > 0 => 1,
+        // A client answer is the client's own doing: no forward can stand in for it.
+        OnMiss::Passthrough if stats.ask_failures() > 0 => 1,
         OnMiss::Passthrough if passthrough.is_some_and(|p| p.failures > 0) => 1,
         _ => 0,
     }

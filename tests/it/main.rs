@@ -25,6 +25,7 @@ mod redact;
 mod replay;
 mod replay_http;
 mod sarif;
+mod server_requests;
 mod verify;
 mod view;
 mod wheel;

@@ -25,6 +25,7 @@ use super::{
 use crate::cassette::consistency::contradictions;
 use crate::cassette::{CassetteError, Entry, Header};
 use crate::jsonrpc::FrameKind;
+use crate::replay::recorded::Ask;
 use crate::replay::schedule::{Event, Role, Schedule};
 use crate::replay::volatile::VolatileSet;
 use crate::replay::{LookupMap, LookupSet};
@@ -49,6 +50,7 @@ impl Index {
         let replies = Replies::pair(std::mem::take(&mut recording.order), &recording);
         let (timeline, acks) = wire_order(&recording, &replies);
         let events = events(&recording, &replies, &acks, timeline);
+        let asks = number_asks(&mut recording);
         let schedule = Schedule::build(events, |i| recording.servers[i].rec.take());
         Ok(assemble(
             recording,
@@ -59,6 +61,7 @@ impl Index {
                 schedule,
                 volatile,
                 warnings,
+                asks,
             },
         ))
     }
@@ -422,6 +425,40 @@ fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
     }
 }
 
+/// Numbers every request the server sent (in file order, on the frame itself: wherever the
+/// schedule or a streamed answer puts it, the session finds its [`Ask`]) and pairs each with the
+/// client's answer: the first response after it, in file order, under the same id.
+fn number_asks(rec: &mut Recording) -> Vec<Ask> {
+    let mut answers: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
+    for (a, answer) in rec.client_answers.iter().enumerate() {
+        answers.entry(&answer.key).or_default().push_back(a);
+    }
+    let mut asks = Vec::new();
+    for item in rec.servers.iter_mut() {
+        let Some(recorded) = item.rec.as_mut().filter(|r| r.kind() == FrameKind::Request) else {
+            continue;
+        };
+        let answer = item.id.as_deref().and_then(|key| {
+            let queue = answers.get_mut(key)?;
+            // Answers before the request belong to an earlier request under the same id.
+            while queue
+                .front()
+                .is_some_and(|&a| rec.client_answers[a].entry < item.entry)
+            {
+                queue.pop_front();
+            }
+            queue.pop_front()
+        });
+        recorded.set_ask(asks.len());
+        asks.push(Ask::new(
+            recorded,
+            answer.map(|a| rec.client_answers[a].text.clone()),
+            item.stream.is_some(),
+        ));
+    }
+    asks
+}
+
 // ---- Phase 5: pools ----
 
 /// What the index keeps as it was handed to it or built beside the phases.
@@ -430,6 +467,7 @@ struct Kept {
     schedule: Schedule,
     volatile: VolatileSet,
     warnings: Vec<String>,
+    asks: Vec<Ask>,
 }
 
 /// Phase 5: the index itself. Answers move out of the recording into pairs and listens, in file
@@ -459,6 +497,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         schedule,
         volatile,
         warnings,
+        asks,
     } = kept;
     let mut index = Index {
         redact_requests: header.redaction_applied(),
@@ -478,6 +517,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         warnings,
         highest_live,
         standalone_streams,
+        asks,
     };
     // Nearly every request gets a pair: sized once rather than grown by doubling.
     index.pairs.reserve_exact(requests.len());

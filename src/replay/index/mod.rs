@@ -32,7 +32,7 @@ use super::volatile::VolatileSet;
 use crate::cassette::{CassetteError, Header};
 use crate::jsonrpc::Id;
 
-pub use super::recorded::{Answer, Recorded};
+pub use super::recorded::{Answer, Ask, Recorded};
 pub use catalogue::Catalogue;
 
 /// A recorded request and its answer.
@@ -123,6 +123,9 @@ pub struct Index {
     pub highest_live: u64,
     /// How many standalone GET streams (`via:"get"`) the recording holds; the first is served.
     pub standalone_streams: usize,
+    /// The requests the recorded server sent to its client, numbered as their frames say
+    /// ([`Recorded::ask`]), each with the client's recorded answer.
+    pub asks: Vec<Ask>,
 }
 
 /// Why an index could not be built.

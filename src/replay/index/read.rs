@@ -124,6 +124,16 @@ pub(super) struct Recording {
     pub(super) highest_live: u64,
     /// How many standalone GET streams (`via:"get"`) were recorded.
     pub(super) standalone_streams: usize,
+    /// The client's answers to the server's own requests, in file order.
+    pub(super) client_answers: Vec<ClientAnswer>,
+}
+
+/// A response the client sent: its answer to a request from the server.
+pub(super) struct ClientAnswer {
+    pub(super) entry: u32,
+    /// `String(id)`.
+    pub(super) key: Box<str>,
+    pub(super) text: Box<str>,
 }
 
 impl Recording {
@@ -157,6 +167,17 @@ impl Recording {
                         }
                     };
                     rec.request((t, n, line), &frame, method, volatile);
+                }
+                (Some(Dir::C2s), EntryKind::Frame(frame))
+                    if matches!(frame.kind(), FrameKind::Response | FrameKind::ErrorResponse) =>
+                {
+                    if let Some(id) = frame.id() {
+                        rec.client_answers.push(ClientAnswer {
+                            entry: narrow(n),
+                            key: id_key(id).into(),
+                            text: frame.text().into(),
+                        });
+                    }
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     rec.order.push(InOrder::Server(rec.servers.len()));

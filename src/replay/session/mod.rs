@@ -42,6 +42,7 @@ use super::miss::{MissReason, diagnose, format_miss, miss_answer};
 use super::progress;
 use super::recorded::{Answer, Recorded};
 use super::schedule::Released;
+use super::server_request::{Asked, Declared, Verdict, compare, describe, fresh_id};
 use super::usage::Usage;
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
 use crate::jsonrpc::{Frame, FrameKind, Id};
@@ -91,6 +92,10 @@ pub struct Exchange {
     /// The recorded pair that answered (an index into [`Index::pairs`]), when one did: the HTTP
     /// front-end reads how it was answered (a stream, a status) from there.
     pub pair: Option<usize>,
+    /// Requests from the server to send among these frames, each at its place, in order; the
+    /// front-end waits for each one's answer before sending what follows it. Empty unless the
+    /// front-end sends them ([`Session::send_asks`]).
+    pub asks: Vec<Asked>,
 }
 
 impl Exchange {
@@ -102,6 +107,7 @@ impl Exchange {
             after: Vec::new(),
             outcome: Outcome::Silent,
             pair: None,
+            asks: Vec::new(),
         }
     }
 
@@ -189,6 +195,21 @@ pub struct Stats {
     pub unopened: usize,
     /// Frames held back: the client cancelled the subscription they belong to.
     pub cancelled: usize,
+    /// Requests from the server sent to the client.
+    pub asks_sent: usize,
+    /// Client answers that differ from the recorded ones (a diagnostic each).
+    pub asks_differ: usize,
+    /// Requests the client never answered (in time), though it did in the recording.
+    pub asks_unanswered: usize,
+    /// Requests not sent: the client did not declare the capability they need.
+    pub asks_skipped: usize,
+}
+
+impl Stats {
+    /// Client answers that fail the session as a miss does: different, or missing.
+    pub fn ask_failures(&self) -> usize {
+        self.asks_differ + self.asks_unanswered
+    }
 }
 
 /// The subscriptions a client opened (and cancelled) in one session.
@@ -225,6 +246,12 @@ pub struct Session {
     next_pair: usize,
     /// Where answers served are counted across sessions (see [`Session::tracking`]).
     usage: Option<Arc<Usage>>,
+    /// Whether requests from the server are sent (the front-end can wait for their answers).
+    send_asks: bool,
+    /// What the client declared in its `initialize`, once seen.
+    declared: Option<Declared>,
+    /// Requests sent to the client so far: the next fresh id's number.
+    asked: u64,
 }
 
 impl Session {
@@ -247,6 +274,9 @@ impl Session {
             scratch: String::with_capacity(256),
             next_pair: 0,
             usage: None,
+            send_asks: false,
+            declared: None,
+            asked: 0,
             index,
             redactor,
             on_miss,
@@ -287,21 +317,66 @@ impl Session {
         self.released.pending(&self.index.schedule)
     }
 
-    /// Server-initiated requests in the recording (never replayed).
+    /// Server-initiated requests in the recording.
     pub fn server_requests(&self) -> usize {
         self.index.schedule.server_requests()
     }
 
-    /// The frames the recording opens with (due before any request), once.
+    /// Has the session put the recorded server's requests into its exchanges
+    /// ([`Exchange::asks`]): for a front-end that sends them and waits for the answers.
+    pub fn send_asks(&mut self) {
+        self.send_asks = true;
+    }
+
+    /// The frames the recording opens with (due before any request), once. A request from the
+    /// server cannot be among them: no client has said what it can do yet.
     pub fn take_initial(&mut self) -> Vec<Outbound> {
         let frames = self.released.initial(&self.index.schedule);
-        deliverable(frames, &self.subs, &mut self.stats)
+        let mut asks = Vec::new();
+        let out = deliverable(frames, &self.subs, &mut self.stats, &mut asks);
+        self.stats.asks_skipped += asks.len();
+        out
+    }
+
+    /// Notes that the client answered `asked` with `answer` (its whole response); the diagnosis
+    /// when the answer differs from the recorded one.
+    pub fn ask_answered(&mut self, asked: &Asked, answer: &Value) -> Option<String> {
+        let ask = &self.index.asks[asked.ask];
+        match compare(
+            ask.recorded_answer(),
+            answer,
+            ask.method(),
+            &self.index.volatile,
+        ) {
+            Verdict::Same | Verdict::Unrecorded => None,
+            Verdict::Differs(changes) => {
+                self.stats.asks_differ += 1;
+                let text = describe(ask.method(), &changes, self.redactor.get());
+                Some(self.redactor.mask(&text))
+            }
+        }
+    }
+
+    /// Notes that the client did not answer `asked` (in time, or before its input ended); whether
+    /// that is a failure: it is when the recording holds the client's answer.
+    pub fn ask_unanswered(&mut self, asked: &Asked) -> bool {
+        let recorded = self.index.asks[asked.ask].recorded_answer().is_some();
+        self.stats.asks_unanswered += usize::from(recorded);
+        recorded
+    }
+
+    /// The method of the request `asked` sent.
+    pub fn ask_method(&self, asked: &Asked) -> &str {
+        self.index.asks[asked.ask].method()
     }
 
     /// Handles one line from the client. The common case (a request recorded exactly as sent) is
     /// answered straight from the line's text, without building a request; `message` is `Some`
     /// whenever the line had to be parsed as a whole (the front-end needs it for a miss).
     pub fn handle_text(&mut self, line: &str) -> Result<Handled, Malformed> {
+        if self.send_asks && self.declared.is_none() {
+            self.declared = Declared::from_line(line);
+        }
         if let Some((id, f)) = self.expected_shape(line) {
             if let Some(p) = self.take_exact(f) {
                 self.next_pair = p + 1;
@@ -394,7 +469,13 @@ impl Session {
                 }
                 Exchange::silent()
             }
-            Message::Request(request) => self.request(request, None),
+            Message::Request(request) => {
+                if self.send_asks && self.declared.is_none() && request.method == "initialize" {
+                    let params = request.params_value().ok().flatten();
+                    self.declared = Some(Declared::from_initialize(params.as_ref()));
+                }
+                self.request(request, None)
+            }
         }
     }
 
@@ -612,8 +693,9 @@ impl Session {
         }
         let index = &*self.index;
         let anchor = index.pairs[p].anchor as usize;
+        let mut asks = Vec::new();
         let before = self.released.before(&index.schedule, anchor);
-        let before = deliverable(before, &self.subs, &mut self.stats);
+        let before = deliverable(before, &self.subs, &mut self.stats, &mut asks);
         let after_frames = self.released.after(&index.schedule, anchor);
         let (streamed, answer) = match &index.pairs[p].answer {
             Answer::Frame(rec) => (Vec::new(), rekey_response(rec, id_json)),
@@ -622,16 +704,22 @@ impl Session {
                     Some(split) => split,
                     None => return Exchange::silent(),
                 };
-                let streamed = rest
-                    .iter()
-                    // Replay never originates a request to the client.
-                    .filter(|f| f.kind() != FrameKind::Request)
-                    .map(|f| Outbound::Verbatim(f.text().clone()))
-                    .collect();
+                let mut streamed = Vec::with_capacity(rest.len());
+                for f in rest {
+                    match f.ask() {
+                        Some(n) => asks.push((before.len() + streamed.len(), n)),
+                        None if f.kind() == FrameKind::Request => {}
+                        None => streamed.push(Outbound::Verbatim(f.text().clone())),
+                    }
+                }
                 (streamed, rekey_response(last, id_json))
             }
         };
-        let after = deliverable(after_frames, &self.subs, &mut self.stats);
+        let offset = before.len() + streamed.len() + 1;
+        let mut after_asks = Vec::new();
+        let after = deliverable(after_frames, &self.subs, &mut self.stats, &mut after_asks);
+        asks.extend(after_asks.into_iter().map(|(at, n)| (at + offset, n)));
+        let asks = self.ready_asks(asks);
         Exchange {
             before,
             streamed,
@@ -639,7 +727,44 @@ impl Session {
             after,
             outcome,
             pair: Some(p),
+            asks,
         }
+    }
+
+    /// The requests from the server due at `places` (frames before each, ask number) made ready
+    /// to send: a fresh id each, unless the client lacks the capability one needs (skipped), or
+    /// this front-end does not send them.
+    fn ready_asks(&mut self, places: Vec<(usize, usize)>) -> Vec<Asked> {
+        if places.is_empty() || !self.send_asks {
+            return Vec::new();
+        }
+        let mut ready = Vec::with_capacity(places.len());
+        for (at, n) in places {
+            let ask = &self.index.asks[n];
+            let declared = self.declared.unwrap_or_default();
+            if declared.lacks(ask.method()).is_some() {
+                self.stats.asks_skipped += 1;
+                continue;
+            }
+            self.asked += 1;
+            let id_json = fresh_id(self.asked);
+            let frame = ask.frame();
+            let id = id_json.trim_matches('"').to_owned();
+            let recorded_id = frame
+                .spans()
+                .id()
+                .and_then(|span| frame.text().get(span))
+                .and_then(|text| serde_json::from_str(text).ok());
+            self.stats.asks_sent += 1;
+            ready.push(Asked {
+                at,
+                ask: n,
+                frame: rekey_response(frame, &id_json),
+                id,
+                recorded_id,
+            });
+        }
+        ready
     }
 
     fn subscribe(&mut self, req: &Request, l: usize) -> Exchange {
@@ -652,14 +777,19 @@ impl Session {
         self.subs.cancelled.remove(&listen.key);
         self.subs.live.insert(listen.key.clone(), req.id.clone());
         self.stats.subscriptions += 1;
+        let mut asks = Vec::new();
         let before = self.released.before(&index.schedule, anchor);
-        let before = deliverable(before, &self.subs, &mut self.stats);
+        let before = deliverable(before, &self.subs, &mut self.stats, &mut asks);
         let answer = listen
             .ack
             .as_ref()
             .map(|ack| rekey_subscription(ack, &req.id));
+        let offset = before.len() + usize::from(answer.is_some());
         let after_frames = self.released.after(&index.schedule, anchor);
-        let after = deliverable(after_frames, &self.subs, &mut self.stats);
+        let mut after_asks = Vec::new();
+        let after = deliverable(after_frames, &self.subs, &mut self.stats, &mut after_asks);
+        asks.extend(after_asks.into_iter().map(|(at, n)| (at + offset, n)));
+        let asks = self.ready_asks(asks);
         Exchange {
             before,
             streamed: Vec::new(),
@@ -667,6 +797,7 @@ impl Session {
             after,
             outcome: Outcome::Subscribed,
             pair: None,
+            asks,
         }
     }
 
@@ -735,6 +866,30 @@ impl Session {
                 s.pushed
             ));
         }
+        if s.asks_sent > 0 {
+            lines.push(format!(
+                "{} request(s) from the server sent to the client at their recorded position",
+                s.asks_sent
+            ));
+        }
+        if s.asks_differ > 0 {
+            lines.push(format!(
+                "{} client answer(s) differ from the recorded ones",
+                s.asks_differ
+            ));
+        }
+        if s.asks_unanswered > 0 {
+            lines.push(format!(
+                "{} request(s) from the server were not answered by the client, though the recording holds its answers",
+                s.asks_unanswered
+            ));
+        }
+        if s.asks_skipped > 0 {
+            lines.push(format!(
+                "{} request(s) from the server were not sent: the client did not declare the capability they need (sampling, elicitation or roots)",
+                s.asks_skipped
+            ));
+        }
         let pending = self.pending_frames();
         if pending > 0 {
             lines.push(format!(
@@ -758,12 +913,22 @@ impl Session {
 }
 
 /// Re-keys the frames of subscriptions the client opened, holds back (and counts) the others.
-fn deliverable(frames: &[Recorded], subs: &Subscriptions, stats: &mut Stats) -> Vec<Outbound> {
+/// Requests from the server go to `asks` instead, with the number of frames before each.
+fn deliverable(
+    frames: &[Recorded],
+    subs: &Subscriptions,
+    stats: &mut Stats,
+    asks: &mut Vec<(usize, usize)>,
+) -> Vec<Outbound> {
     if frames.is_empty() {
         return Vec::new();
     }
     let mut out = Vec::with_capacity(frames.len());
     for frame in frames {
+        if let Some(n) = frame.ask() {
+            asks.push((out.len(), n));
+            continue;
+        }
         match frame.subscription() {
             None => out.push(Outbound::Verbatim(frame.text().clone())),
             Some(key) => match subs.live.get(&key) {

@@ -434,9 +434,10 @@ fn server_frames_follow_the_recording_they_belong_to() {
     let (f, _) = send(&mut s, req(json!(2), "tools/call", call("echo", json!({}))));
     assert_eq!(f.len(), 2);
     assert_eq!(f[1]["params"]["after"], 2);
-    assert_eq!(s.pending_frames(), 1);
+    // The notification and the sampling request after the answer to "never" both wait for it.
+    assert_eq!(s.pending_frames(), 2);
     assert_eq!(s.stats().pushed, 4, "the opening frame counts too");
-    assert!(s.summary(None).iter().any(|l| l == "1 recorded server-initiated frame(s) were not replayed: the client never sent the request each one follows"));
+    assert!(s.summary(None).iter().any(|l| l == "2 recorded server-initiated frame(s) were not replayed: the client never sent the request each one follows"));
 }
 
 fn tagged(method: &str, sub: Value, extra: Value) -> Value {
@@ -1164,4 +1165,111 @@ fn a_miss_costs_the_same_on_a_cassette_four_times_larger() {
         "method and tool match a recording, but arguments differ at: /tag (recorded \"x\", got \"y\")"
     );
     assert!(small_said[2].contains("no recorded tools/call for tool \"u\""));
+}
+
+/// A sampling request recorded inside a call, answered by the client, then the call's answer.
+fn sampling_inside_a_call() -> Vec<String> {
+    vec![
+        frame(
+            1,
+            "c2s",
+            req(
+                json!(1),
+                "initialize",
+                json!({"protocolVersion": "2025-11-25"}),
+            ),
+        ),
+        frame(2, "s2c", res(json!(1), json!({"capabilities": {}}))),
+        frame(
+            3,
+            "c2s",
+            req(json!(2), "tools/call", call("ask", json!({}))),
+        ),
+        frame(
+            4,
+            "s2c",
+            note("notifications/progress", json!({"progress": 1})),
+        ),
+        frame(
+            5,
+            "s2c",
+            req(json!(0), "sampling/createMessage", json!({"maxTokens": 5})),
+        ),
+        frame(
+            6,
+            "c2s",
+            res(json!(0), json!({"model": "m", "text": "yes"})),
+        ),
+        frame(7, "s2c", res(json!(2), json!({"content": []}))),
+    ]
+}
+
+fn initialize(capabilities: Value) -> Value {
+    req(
+        json!(1),
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities}),
+    )
+}
+
+#[test]
+fn a_request_from_the_server_goes_at_its_place_with_a_fresh_id() {
+    let mut s = session(&sampling_inside_a_call());
+    s.send_asks();
+    send(&mut s, initialize(json!({"sampling": {}})));
+    let m =
+        parse_message(&req(json!(2), "tools/call", call("ask", json!({}))).to_string()).unwrap();
+    let ex = s.handle(&m);
+    // The progress notification, then the request, then (once answered) the call's answer.
+    assert_eq!(ex.frames().count(), 2);
+    assert_eq!(ex.asks.len(), 1);
+    let asked = &ex.asks[0];
+    assert_eq!(asked.at, 1);
+    assert_eq!(asked.id, "mcp-cassette-replay-1");
+    let sent: Value = serde_json::from_str(&asked.frame.text()).unwrap();
+    assert_eq!(sent["id"], "mcp-cassette-replay-1");
+    assert_eq!(sent["method"], "sampling/createMessage");
+    assert_eq!(s.ask_method(asked), "sampling/createMessage");
+
+    let same = json!({"jsonrpc": "2.0", "id": "mcp-cassette-replay-1", "result": {"text": "yes", "model": "m"}});
+    assert_eq!(s.ask_answered(asked, &same), None);
+    let other = json!({"jsonrpc": "2.0", "id": "mcp-cassette-replay-1", "result": {"text": "no", "model": "m"}});
+    let diagnosis = s.ask_answered(asked, &other).unwrap();
+    assert!(
+        diagnosis.contains("/result/text (recorded \"yes\", got \"no\")"),
+        "{diagnosis}"
+    );
+    assert_eq!(s.stats().asks_sent, 1);
+    assert_eq!(s.stats().asks_differ, 1);
+    assert_eq!(s.stats().ask_failures(), 1);
+    assert!(s.ask_unanswered(asked));
+    assert_eq!(s.stats().asks_unanswered, 1);
+}
+
+#[test]
+fn a_request_needing_an_undeclared_capability_is_skipped() {
+    let mut s = session(&sampling_inside_a_call());
+    s.send_asks();
+    send(&mut s, initialize(json!({"roots": {}})));
+    let m =
+        parse_message(&req(json!(2), "tools/call", call("ask", json!({}))).to_string()).unwrap();
+    let ex = s.handle(&m);
+    assert!(ex.asks.is_empty());
+    assert_eq!(ex.frames().count(), 2);
+    assert_eq!(s.stats().asks_skipped, 1);
+    assert_eq!(s.stats().asks_sent, 0);
+}
+
+#[test]
+fn a_front_end_that_does_not_send_requests_gets_none() {
+    let mut s = session(&sampling_inside_a_call());
+    send(&mut s, initialize(json!({"sampling": {}})));
+    let (frames, _) = send(&mut s, req(json!(2), "tools/call", call("ask", json!({}))));
+    assert_eq!(frames.len(), 2);
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.get("method") != Some(&json!("sampling/createMessage")))
+    );
+    assert_eq!(s.stats().asks_skipped, 0);
 }
