@@ -20,7 +20,9 @@
 //!
 //! Only what the binary, the integration tests and the benchmark drivers reach is `pub`
 //! (`cli`, `commands`, `cassette`, `client`, `inspect`, `jsonrpc`, `lint`, `protocol`, `replay`,
-//! `transport`); the rest is `pub(crate)`, and `unreachable_pub` keeps it that way.
+//! `transport`); the rest is `pub(crate)`, and `unreachable_pub` keeps it that way. Of those,
+//! only [`testing`] (cassettes in cargo tests, docs/testing-api.md) is meant for other crates
+//! and kept stable across minor versions; the others move with the binary.
 //!
 //! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
 //! checks, `verify` (plan, following, classification) and the replay engine (index, session,
@@ -49,5 +51,6 @@ pub(crate) mod redact;
 pub mod replay;
 pub(crate) mod report;
 pub(crate) mod severity;
+pub mod testing;
 pub mod transport;
 pub(crate) mod verify;

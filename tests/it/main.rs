@@ -21,4 +21,5 @@ mod redact;
 mod replay;
 mod replay_http;
 mod sarif;
+mod testing_api;
 mod verify;

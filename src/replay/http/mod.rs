@@ -6,10 +6,12 @@
 //!   once, each its own [`super::Session`] over the one shared index), and their expiry;
 //! - [`streams`]: streamed answers and the streams a session holds open;
 //! - [`headers`]: the lenient header checks, and where diagnostics go;
-//! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md).
+//! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md);
+//! - [`background`]: the server on a thread of its own, inside another program's process.
 //!
 //! The behaviour is documented in docs/http.md ("Replay server") and docs/replay.md.
 
+pub mod background;
 pub mod control;
 pub mod headers;
 pub mod routing;
@@ -162,6 +164,11 @@ impl Replay {
 
     pub fn notes(&self) -> &Notes {
         &self.notes
+    }
+
+    /// The miss log, when the server keeps one ([`Replay::with_control`]).
+    pub fn control(&self) -> Option<&control::Control> {
+        self.control.as_ref()
     }
 
     /// Client sessions alive now.

@@ -1,0 +1,86 @@
+//! What can go wrong, and the verdict a replay ends with.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::miss::Miss;
+
+/// Everything the testing API can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The cassette could not be read, or is not a cassette.
+    #[error("mcp-cassette: failed to open the cassette {}: {message}", path.display())]
+    #[non_exhaustive]
+    Open { path: PathBuf, message: String },
+    /// The cassette was recorded over the other transport.
+    #[error("mcp-cassette: {} was recorded over {recorded}; {hint}", path.display())]
+    #[non_exhaustive]
+    Transport {
+        path: PathBuf,
+        recorded: &'static str,
+        hint: &'static str,
+    },
+    /// The replay could not start: a volatile declaration or redaction config it refuses, a
+    /// port it cannot bind.
+    #[error("mcp-cassette: failed to serve {}: {message}", path.display())]
+    #[non_exhaustive]
+    Start { path: PathBuf, message: String },
+    /// No `mcp-cassette` binary to run a stdio replay with.
+    #[error(
+        "mcp-cassette: no mcp-cassette binary found (tried {tried}); set $MCP_CASSETTE_BINARY to its path or put it on PATH (cargo install mcp-cassette)"
+    )]
+    #[non_exhaustive]
+    BinaryNotFound { tried: String },
+    /// The replay ended with misses (or unused recordings, when those fail it).
+    #[error("{0}")]
+    Failed(Failure),
+}
+
+/// What made a finished replay fail.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Failure {
+    /// The cassette.
+    pub path: PathBuf,
+    /// The misses nobody drained, oldest first.
+    pub misses: Vec<Miss>,
+    /// Misses past the log's bound (10 000 between drains), counted but not kept.
+    pub dropped: u64,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(first) = self.misses.first() else {
+            return write!(
+                f,
+                "mcp-cassette: {} miss(es) in {} were counted but not kept",
+                self.dropped,
+                self.path.display()
+            );
+        };
+        // The JavaScript adapter's sentence (docs/adapters.md), so a failure reads the same in
+        // every test runner.
+        write!(
+            f,
+            "mcp-cassette: no recorded answer for \"{}\", {}. Re-record the cassette or adjust the interaction.",
+            first.method, first.diagnosis
+        )?;
+        let further = self.misses.len() - 1 + usize::try_from(self.dropped).unwrap_or(usize::MAX);
+        if further > 0 {
+            write!(
+                f,
+                "\n(and {further} further miss(es) in {}:",
+                self.path.display()
+            )?;
+            for miss in &self.misses[1..] {
+                write!(f, "\n  - \"{}\": {}", miss.method, miss.diagnosis)?;
+            }
+            if self.dropped > 0 {
+                write!(f, "\n  - {} more, counted but not kept", self.dropped)?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
