@@ -84,3 +84,41 @@ impl fmt::Display for Failure {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn miss(method: &str, diagnosis: &str) -> Miss {
+        Miss::from_json(&json!({
+            "method": method, "diagnosis": diagnosis, "reason": {"kind": "unknown-method"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_first_miss_is_the_adapters_sentence_and_the_rest_follow() {
+        let one = Failure {
+            path: "/t/a.jsonl".into(),
+            misses: vec![miss("ping", "it was never recorded")],
+            dropped: 0,
+        };
+        assert_eq!(
+            one.to_string(),
+            "mcp-cassette: no recorded answer for \"ping\", it was never recorded. Re-record the cassette or adjust the interaction."
+        );
+        let more = Failure {
+            misses: vec![miss("ping", "a"), miss("tools/list", "b")],
+            dropped: 2,
+            ..one
+        };
+        let text = more.to_string();
+        assert!(
+            text.ends_with(
+                "\n(and 3 further miss(es) in /t/a.jsonl:\n  - \"tools/list\": b\n  - 2 more, counted but not kept)"
+            ),
+            "{text}"
+        );
+    }
+}

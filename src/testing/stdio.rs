@@ -104,3 +104,20 @@ fn is_executable(path: &Path) -> bool {
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_binary_that_is_not_a_file_is_refused_not_skipped() {
+        let missing = Path::new("/no/such/mcp-cassette");
+        let err = find_binary(Some(missing)).unwrap_err().to_string();
+        assert!(
+            err.contains("the binary given, /no/such/mcp-cassette, which is not a file"),
+            "{err}"
+        );
+        let here = std::env::current_exe().unwrap();
+        assert_eq!(find_binary(Some(&here)).unwrap(), here);
+    }
+}

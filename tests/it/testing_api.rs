@@ -189,8 +189,12 @@ async fn a_stdio_cassette_answers_the_rmcp_child_process_transport() {
     let replay = Cassette::open(STDIO).unwrap().stdio_command().unwrap();
     assert_eq!(replay.args()[0], "replay");
     assert!(std::path::Path::new(&replay.args()[1]).is_absolute());
-    let transport = TokioChildProcess::new(tokio::process::Command::from(replay.command()))
-        .expect("the replay starts");
+    // The replay's stderr notes would land in the middle of the test run's report.
+    let (transport, _) =
+        TokioChildProcess::builder(tokio::process::Command::from(replay.command()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the replay starts");
     let client = ().serve(transport).await.expect("the rmcp client connects");
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "add"), "{tools:?}");
