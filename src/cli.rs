@@ -94,8 +94,8 @@ fn verb_of(args: &[OsString]) -> &str {
 }
 
 /// Every subcommand's name.
-pub const VERBS: [&str; 8] = [
-    "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules",
+pub const VERBS: [&str; 9] = [
+    "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules", "exec",
 ];
 
 /// The exit code of a usage error (unknown flag, missing or malformed value), per command: the
@@ -105,6 +105,8 @@ pub const VERBS: [&str; 8] = [
 pub fn usage_exit_code(verb: &str) -> i32 {
     match verb {
         "check" | "snapshot" | "verify" | "redact" | "rules" => 2,
+        // exec's own failures are 125, apart from any code the test command returns.
+        "exec" => 125,
         // record, replay, lint, and a command line with no known command (as the reference's
         // argument parser exits).
         _ => 1,
@@ -146,6 +148,7 @@ Exit codes:
   0  the session ended with no miss (or under --on-miss warn, or no forward failed)
   1  a miss under --on-miss error, a failed forward under passthrough, or a startup error
      (a flag, an unreadable cassette, a redaction config that does not match)
+  3  --fail-on-unused: a recorded answer was never used, and nothing else failed
 ";
 
 const CHECK_HELP: &str = "\
@@ -250,6 +253,52 @@ pub enum Command {
     /// List the lint rules, or print one rule's documentation.
     #[command(after_help = RULES_HELP)]
     Rules(RulesArgs),
+    /// Serve a cassette to a test command (any language), then fail it on a miss.
+    #[command(after_help = EXEC_HELP)]
+    Exec(ExecArgs),
+}
+
+const EXEC_HELP: &str = "\
+Examples:
+  mcp-cassette exec --cassette web.jsonl -- go test ./...
+  mcp-cassette exec --cassette session.jsonl -- sh -c 'my-client --server \"$MCP_CASSETTE_COMMAND\"'
+  mcp-cassette exec --cassette web.jsonl --fail-on-unused -- pytest -q
+
+An HTTP cassette is served in-process at $MCP_CASSETTE_URL; for a stdio cassette,
+`sh -c \"$MCP_CASSETTE_COMMAND\"` starts its replay. SIGINT and SIGTERM go to the command.
+
+Exit codes:
+  0    the command passed, no miss (and nothing unused under --fail-on-unused)
+  N    the command's own non-zero exit code (128 + the signal when a signal killed it)
+  3    the command passed, no miss, but a recording was never used (--fail-on-unused)
+  4    the command passed but a request missed (--on-miss error)
+  5    the command passed but left a stdio replay running (exec stopped it)
+  125  exec could not start: a bad flag, an unreadable cassette, a port that cannot be bound
+  126  the command was found but could not be run
+  127  the command was not found
+";
+
+/// `exec`: a cassette served to a test command (docs/exec.md).
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The cassette to serve.
+    #[arg(long = "cassette", value_name = "file")]
+    pub cassette: PathBuf,
+    /// error (default: a miss fails the run) or warn (borrow a same-method recording).
+    #[arg(long = "on-miss", value_name = "mode", default_value = "error")]
+    pub on_miss: String,
+    /// A JSON Pointer into request params to ignore when matching, optionally `method:`-scoped.
+    #[arg(long = "volatile", value_name = "decl")]
+    pub volatile: Vec<String>,
+    /// Exit 3 when a recorded answer was never used and nothing else failed.
+    #[arg(long = "fail-on-unused")]
+    pub fail_on_unused: bool,
+    /// The redaction config the cassette was recorded with.
+    #[arg(long = "redact-config", value_name = "file")]
+    pub redact_config: Option<PathBuf>,
+    /// The test command, after `--`.
+    #[arg(trailing_var_arg = true, required = true, value_name = "command")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -301,6 +350,12 @@ pub struct ReplayArgs {
     /// $MCP_CASSETTE_CONTROL_TOKEN (docs/adapters.md).
     #[arg(long = "control")]
     pub control: bool,
+    /// Exit 3 when a recorded answer was never used and nothing else failed (docs/replay.md).
+    #[arg(long = "fail-on-unused")]
+    pub fail_on_unused: bool,
+    /// Append misses and usage counts to a file in this directory, for `exec` (docs/exec.md).
+    #[arg(long = "exec-report", value_name = "dir")]
+    pub exec_report: Option<PathBuf>,
     /// The real server (command, or an http(s) URL over --listen) for --on-miss passthrough,
     /// after `--` or simply after the cassette.
     #[arg(trailing_var_arg = true, value_name = "command")]

@@ -12,6 +12,7 @@ use crate::cli::{Cli, ColorChoice, Command};
 use crate::report::style::Palette;
 
 pub mod check;
+pub mod exec;
 pub mod lint;
 pub mod record;
 pub mod redact;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Lint(args) => lint::run(args, palette),
         Command::Redact(args) => redact::run(args),
         Command::Rules(args) => rules::run(args, palette),
+        Command::Exec(args) => exec::run(args),
     }
 }
 

@@ -14,12 +14,16 @@ use crate::cli::ReplayArgs;
 use crate::client::{ClientOptions, EraChoice, Target};
 use crate::protocol::era::Era;
 use crate::redact::{RedactConfig, check_config_hash};
+use crate::replay::handoff::Handoff;
+use crate::replay::http::control::MissRecord;
 use crate::replay::http::control::{self, Control};
 use crate::replay::http::headers::Notes;
 use crate::replay::http::{self, BODY_LIMIT, Options, Replay};
 use crate::replay::passthrough::{Appender, Passthrough};
 use crate::replay::session::Rules;
+use crate::replay::usage::{self, Unused, Usage};
 use crate::replay::{Index, OnMiss, Session, stdio};
+use crate::report::terminal::escape;
 use crate::transport::http::inbound::{self, Shutdown};
 
 pub fn run(args: ReplayArgs) -> ExitCode {
@@ -90,7 +94,18 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
 
     let (index, redactor) = load(&args)?;
     let mut passthrough = live_target.map(|target| passthrough(&args, &index, &redactor, target));
-    let mut session = Session::new(Arc::new(index), redactor, on_miss);
+    let index = Arc::new(index);
+    let usage = Arc::new(Usage::new(Arc::clone(&index)));
+    let mut session = Session::new(index, redactor, on_miss).tracking(Arc::clone(&usage));
+    let mut handoff = match &args.exec_report {
+        Some(dir) => Some(Handoff::create(dir).map_err(|e| {
+            anyhow!(
+                "mcp-cassette replay: failed to open the exec report in {}: {e}",
+                dir.display()
+            )
+        })?),
+        None => None,
+    };
 
     let mut diag = std::io::stderr();
     if std::io::stdin().is_terminal() {
@@ -100,17 +115,52 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
         );
     }
     let stdout = std::io::stdout();
-    stdio::serve(
+    let mut to_exec = |record: MissRecord| {
+        if let Some(handoff) = handoff.as_mut() {
+            // Best effort: exec reports a replay that left no end line.
+            let _ = handoff.miss(record.to_json());
+        }
+    };
+    let observer: Option<&mut dyn FnMut(MissRecord)> = if args.exec_report.is_some() {
+        Some(&mut to_exec)
+    } else {
+        None
+    };
+    let served = stdio::serve_observed(
         &mut session,
         StoppableStdin::start(),
         stdout.lock(),
         &mut diag,
         passthrough.as_mut(),
-    )
-    .map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
+        observer,
+    );
+    served.map_err(|e| anyhow!("mcp-cassette replay: failed to read the client's input: {e}"))?;
     stdio::report(&session, passthrough.as_ref(), &mut diag);
-    Ok(stdio::exit_code(&session, passthrough.as_ref()))
+    let code = stdio::exit_code(&session, passthrough.as_ref());
+    if let Some(handoff) = handoff.as_mut() {
+        // exec adds up every replay's counts and reports the unused recordings once.
+        let _ = handoff.end(&usage.counts());
+        return Ok(code);
+    }
+    let unused = usage.unused();
+    for line in usage::summary(&unused) {
+        eprintln!("mcp-cassette replay: {}", escape(&line));
+    }
+    Ok(unused_code(code, args.fail_on_unused, &unused))
 }
+
+/// `--fail-on-unused`: 3 when a recording went unused and nothing else failed
+/// (docs/replay.md, "Exit codes").
+pub fn unused_code(code: u8, fail_on_unused: bool, unused: &[Unused]) -> u8 {
+    if code == 0 && fail_on_unused && !unused.is_empty() {
+        UNUSED_EXIT
+    } else {
+        code
+    }
+}
+
+/// The exit code of a run that failed only because a recording went unused.
+pub const UNUSED_EXIT: u8 = 3;
 
 /// Standard input as the stdio session reads it, ended early by SIGINT or SIGTERM: a replay
 /// stopped by a signal still reports its summary and exits with its miss code
@@ -318,7 +368,11 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     for line in &finished.lines {
         replay.notes().note(line);
     }
-    Ok(finished.code)
+    Ok(unused_code(
+        finished.code,
+        args.fail_on_unused,
+        &finished.unused,
+    ))
 }
 
 /// SIGINT or SIGTERM starts the shutdown. The handlers are installed here, at once; the

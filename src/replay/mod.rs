@@ -11,7 +11,10 @@
 //!   number of sessions, on any threads, serve from one index;
 //! - [`miss`] explains a request nothing answered, using [`crate::json::diff`] for the nearest
 //!   recording (the structural diff `verify` shares);
-//! - [`volatile`] parses declared-volatile fields.
+//! - [`volatile`] parses declared-volatile fields;
+//! - [`handoff`] is the file a stdio replay started under `exec` reports its misses and usage in;
+//! - [`usage`] counts, across sessions, which recorded answers were asked for, to report the
+//!   unused ones.
 //!
 //! Front-ends move bytes: [`stdio`] serves stdin/stdout, [`http`] serves Streamable HTTP (one
 //! session per client session), and [`passthrough`] forwards misses to the real server and
@@ -24,7 +27,8 @@
 //!
 //! 1. the front-ends, [`stdio`], [`http`] and [`passthrough`] (passthrough still borrows stdio's line
 //!    reader; that goes with its move onto the one MCP client);
-//! 2. [`session`]: per-session state and matching (with `rekey` beside it);
+//! 2. [`session`]: per-session state and matching (with `rekey` beside it), counting what it
+//!    serves in [`usage`] (which reads only the index);
 //! 3. [`miss`]: explaining a miss;
 //! 4. [`index`]: the immutable index (its `build` phases over `read`);
 //! 5. [`schedule`]: where recorded server frames go, and a session's progress through them;
@@ -36,6 +40,7 @@
 //! note) and the re-exports.
 
 pub mod fingerprint;
+pub mod handoff;
 pub mod http;
 pub mod index;
 pub mod miss;
@@ -46,6 +51,7 @@ pub mod schedule;
 pub mod session;
 pub mod shape;
 pub mod stdio;
+pub mod usage;
 pub mod volatile;
 pub mod wire;
 

@@ -9,6 +9,7 @@
 
 use std::io::{self, BufWriter, Read, Write};
 
+use super::http::control::{self, Handling, MissRecord};
 use super::passthrough::Passthrough;
 use super::session::{Outcome, Session};
 use super::wire::{Message, Outbound};
@@ -29,6 +30,8 @@ pub const MALFORMED_NOTES: u64 = 10;
 struct Diagnostics<'a> {
     out: &'a mut dyn Write,
     malformed: u64,
+    /// Told of every miss (see [`serve_observed`]).
+    misses: Option<&'a mut dyn FnMut(MissRecord)>,
 }
 
 impl Diagnostics<'_> {
@@ -69,14 +72,28 @@ impl Diagnostics<'_> {
 /// Diagnostics go to `diag`. `passthrough` is required for `--on-miss passthrough`.
 pub fn serve(
     session: &mut Session,
-    mut input: impl Read,
+    input: impl Read,
     output: impl Write,
     diag: &mut dyn Write,
+    passthrough: Option<&mut Passthrough>,
+) -> io::Result<()> {
+    serve_observed(session, input, output, diag, passthrough, None)
+}
+
+/// [`serve`], telling `misses` of every request the recording did not answer exactly, as the
+/// HTTP front-end's control channel records it (what `exec` collects, docs/exec.md).
+pub fn serve_observed<'a>(
+    session: &mut Session,
+    mut input: impl Read,
+    output: impl Write,
+    diag: &'a mut dyn Write,
     mut passthrough: Option<&mut Passthrough>,
+    misses: Option<&'a mut dyn FnMut(MissRecord)>,
 ) -> io::Result<()> {
     let mut diag = Diagnostics {
         out: diag,
         malformed: 0,
+        misses,
     };
     let served = serve_lines(
         session,
@@ -211,6 +228,35 @@ fn handle_line(
         Some(Message::Request(r)) => Some(r),
         _ => None,
     };
+    if let (Some(observe), Some(request)) = (diag.misses.as_deref_mut(), request) {
+        let handling = match &exchange.outcome {
+            Outcome::Missed { reason, diagnosis } => Some((
+                if session.on_miss() == OnMiss::Passthrough {
+                    Handling::Forwarded
+                } else {
+                    Handling::Error
+                },
+                reason,
+                diagnosis,
+            )),
+            Outcome::Borrowed { reason, diagnosis } => {
+                Some((Handling::Borrowed, reason, diagnosis))
+            }
+            _ => None,
+        };
+        if let Some((handling, reason, diagnosis)) = handling {
+            observe(MissRecord {
+                session: 1,
+                session_id: None,
+                id: request.id.clone(),
+                method: request.method.clone(),
+                tool: control::tool_of(request),
+                handling,
+                reason: reason.clone(),
+                diagnosis: diagnosis.clone(),
+            });
+        }
+    }
     match (&exchange.outcome, request) {
         (Outcome::Missed { diagnosis, .. }, Some(request)) => {
             let shown = session.redactor().redact_text(&request.method).0;

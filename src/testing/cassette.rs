@@ -54,6 +54,7 @@ pub struct Cassette {
     volatile: Vec<String>,
     redact_config: Option<PathBuf>,
     binary: Option<PathBuf>,
+    fail_on_unused: bool,
 }
 
 impl Cassette {
@@ -80,6 +81,7 @@ impl Cassette {
             volatile: Vec::new(),
             redact_config: None,
             binary: None,
+            fail_on_unused: false,
         })
     }
 
@@ -101,6 +103,14 @@ impl Cassette {
     /// path is taken from the working directory.
     pub fn redact_config(mut self, path: impl AsRef<Path>) -> Cassette {
         self.redact_config = Some(path.as_ref().to_owned());
+        self
+    }
+
+    /// Whether recordings no request used fail the verdict, as `replay --fail-on-unused` does
+    /// (default `false`; docs/replay.md, "Unused recordings"). A cassette that only grows hides
+    /// a test that stopped asking what it recorded.
+    pub fn fail_on_unused(mut self, fail: bool) -> Cassette {
+        self.fail_on_unused = fail;
         self
     }
 
@@ -133,11 +143,19 @@ impl Cassette {
             });
         }
         let (index, rules) = self.load()?;
-        HttpReplay::start(self.path, Arc::new(index), rules, self.on_miss)
+        HttpReplay::start(
+            self.path,
+            Arc::new(index),
+            rules,
+            self.on_miss,
+            self.fail_on_unused,
+        )
     }
 
     /// The command a client spawns to talk to a stdio cassette: this crate's binary as
-    /// `mcp-cassette replay <absolute path> [--volatile …] [--redact-config …] [--on-miss warn]`.
+    /// `mcp-cassette replay <absolute path> [--volatile …] [--redact-config …] [--on-miss warn]
+    /// --exec-report <dir>`, where every replay the client starts reports its misses and what
+    /// it used, for [`StdioReplay::finish`].
     ///
     /// The binary is, in order: [`Cassette::binary`]; `$MCP_CASSETTE_BINARY`;
     /// `$CARGO_BIN_EXE_mcp-cassette` (what cargo sets for this package's own integration
@@ -150,8 +168,9 @@ impl Cassette {
                 hint: "serve it with serve_http() instead of stdio_command()",
             });
         }
-        // Checked here, where the caller can see it, rather than as a child that exits at once.
-        self.load()?;
+        // Checked here, where the caller can see it, rather than as a child that exits at once;
+        // the index also tells, at the end, which recordings no child used.
+        let (index, _) = self.load()?;
         let program = super::stdio::find_binary(self.binary.as_deref())?;
         let mut args: Vec<OsString> = vec!["replay".into(), self.path.clone().into()];
         for declaration in &self.volatile {
@@ -166,7 +185,14 @@ impl Cassette {
             args.push("--on-miss".into());
             args.push("warn".into());
         }
-        Ok(StdioReplay::new(self.path, program, args, self.on_miss))
+        StdioReplay::new(
+            self.path,
+            program,
+            args,
+            Arc::new(index),
+            self.on_miss,
+            self.fail_on_unused,
+        )
     }
 
     /// The index and the redaction rules, as `replay` builds them: the config must be the one

@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::miss::Miss;
+use super::unused::Unused;
 
 /// Everything the testing API can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -47,17 +48,28 @@ pub struct Failure {
     pub misses: Vec<Miss>,
     /// Misses past the log's bound (10 000 between drains), counted but not kept.
     pub dropped: u64,
+    /// The recordings no request used, when [`Cassette::fail_on_unused`] asked for them to
+    /// fail the replay; empty otherwise.
+    ///
+    /// [`Cassette::fail_on_unused`]: super::Cassette::fail_on_unused
+    pub unused: Vec<Unused>,
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(first) = self.misses.first() else {
-            return write!(
-                f,
-                "mcp-cassette: {} miss(es) in {} were counted but not kept",
-                self.dropped,
-                self.path.display()
-            );
+            if self.dropped > 0 {
+                write!(
+                    f,
+                    "mcp-cassette: {} miss(es) in {} were counted but not kept",
+                    self.dropped,
+                    self.path.display()
+                )?;
+                if !self.unused.is_empty() {
+                    f.write_str("\n")?;
+                }
+            }
+            return self.write_unused(f);
         };
         // The JavaScript adapter's sentence (docs/adapters.md), so a failure reads the same in
         // every test runner.
@@ -81,9 +93,38 @@ impl fmt::Display for Failure {
             }
             write!(f, ")")?;
         }
+        if !self.unused.is_empty() {
+            f.write_str("\n")?;
+        }
+        self.write_unused(f)
+    }
+}
+
+impl Failure {
+    fn write_unused(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(first) = self.unused.first() else {
+            return Ok(());
+        };
+        write!(
+            f,
+            "mcp-cassette: {} recorded answer(s) in {} were never used, the first {}. Remove them from the cassette, or make the test ask for them.",
+            self.unused.len(),
+            self.path.display(),
+            first.describe()
+        )?;
+        for unused in self.unused.iter().skip(1).take(SHOWN_UNUSED) {
+            write!(f, "\n  - {}", unused.describe())?;
+        }
+        let more = self.unused.len().saturating_sub(SHOWN_UNUSED + 1);
+        if more > 0 {
+            write!(f, "\n  - and {more} more")?;
+        }
         Ok(())
     }
 }
+
+/// Unused recordings named one by one in a failure message, after the first.
+const SHOWN_UNUSED: usize = 20;
 
 #[cfg(test)]
 mod tests {
@@ -103,6 +144,7 @@ mod tests {
             path: "/t/a.jsonl".into(),
             misses: vec![miss("ping", "it was never recorded")],
             dropped: 0,
+            unused: Vec::new(),
         };
         assert_eq!(
             one.to_string(),
@@ -119,6 +161,27 @@ mod tests {
                 "\n(and 3 further miss(es) in /t/a.jsonl:\n  - \"tools/list\": b\n  - 2 more, counted but not kept)"
             ),
             "{text}"
+        );
+        let unused = Failure {
+            misses: Vec::new(),
+            dropped: 0,
+            unused: vec![
+                Unused {
+                    line: 7,
+                    method: "tools/call".into(),
+                    tool: Some("echo".into()),
+                },
+                Unused {
+                    line: 9,
+                    method: "ping".into(),
+                    tool: None,
+                },
+            ],
+            ..more
+        };
+        assert_eq!(
+            unused.to_string(),
+            "mcp-cassette: 2 recorded answer(s) in /t/a.jsonl were never used, the first tools/call \"echo\" (line 7). Remove them from the cassette, or make the test ask for them.\n  - ping (line 9)"
         );
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::cassette::OnMiss;
 use super::error::{Error, Failure};
 use super::miss::Miss;
+use super::unused::Unused;
 use crate::replay::Index;
 use crate::replay::http::background::Background;
 use crate::replay::http::control::Control;
@@ -27,6 +28,7 @@ pub struct HttpReplay {
     url: String,
     path: PathBuf,
     on_miss: OnMiss,
+    fail_on_unused: bool,
 }
 
 impl HttpReplay {
@@ -35,6 +37,7 @@ impl HttpReplay {
         index: Arc<Index>,
         rules: Rules,
         on_miss: OnMiss,
+        fail_on_unused: bool,
     ) -> Result<HttpReplay, Error> {
         let options = Options {
             on_miss: on_miss.engine(),
@@ -61,6 +64,7 @@ impl HttpReplay {
             server: Some(server),
             path,
             on_miss,
+            fail_on_unused,
         })
     }
 
@@ -82,8 +86,25 @@ impl HttpReplay {
         self.drain().0
     }
 
+    /// The recordings no request has used so far, in cassette order (docs/replay.md, "Unused
+    /// recordings").
+    pub fn unused(&self) -> Vec<Unused> {
+        self.server
+            .as_ref()
+            .map(|s| {
+                s.replay()
+                    .usage()
+                    .unused()
+                    .iter()
+                    .map(Unused::from_engine)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Stops the server and gives the verdict: `Err(Error::Failed)` when misses are left
-    /// undrained under [`OnMiss::Error`].
+    /// undrained under [`OnMiss::Error`], or recordings were never used under
+    /// [`Cassette::fail_on_unused`](super::Cassette::fail_on_unused).
     pub fn finish(mut self) -> Result<(), Error> {
         self.verdict()
     }
@@ -104,7 +125,8 @@ impl HttpReplay {
         if self.server.is_none() {
             return Ok(());
         }
-        let (misses, dropped) = self.drain();
+        let (mut misses, mut dropped) = self.drain();
+        let mut unused = Vec::new();
         if let Some(server) = self.server.take() {
             // The replay's own summary, as `replay --listen` writes it when it stops.
             let finished = server.stop();
@@ -112,15 +134,23 @@ impl HttpReplay {
             for line in &finished.lines {
                 notes.note(line);
             }
+            if self.fail_on_unused {
+                unused = finished.unused.iter().map(Unused::from_engine).collect();
+            }
         }
-        if self.on_miss == OnMiss::Error && (!misses.is_empty() || dropped > 0) {
-            return Err(Error::Failed(Failure {
-                path: self.path.clone(),
-                misses,
-                dropped,
-            }));
+        if self.on_miss != OnMiss::Error {
+            misses.clear();
+            dropped = 0;
         }
-        Ok(())
+        if misses.is_empty() && dropped == 0 && unused.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Failed(Failure {
+            path: self.path.clone(),
+            misses,
+            dropped,
+            unused,
+        }))
     }
 }
 
@@ -139,7 +169,7 @@ impl Drop for HttpReplay {
 /// The replay's diagnostics, through `eprint!` rather than the raw stderr handle: the test
 /// harness captures that (on the server thread too, which inherits the capture), so they show
 /// with the output of a failing test and stay quiet otherwise.
-struct CapturedStderr;
+pub(crate) struct CapturedStderr;
 
 impl Write for CapturedStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

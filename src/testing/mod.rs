@@ -57,9 +57,11 @@ mod error;
 mod http;
 mod miss;
 mod stdio;
+mod unused;
 
 pub use cassette::{Cassette, OnMiss, Transport};
 pub use error::{Error, Failure};
 pub use http::HttpReplay;
 pub use miss::{Change, Handling, Miss, MissReason};
 pub use stdio::StdioReplay;
+pub use unused::Unused;

@@ -542,3 +542,31 @@ fn jest_runs_the_adapter_specs_in_native_esm_mode() {
     assert_eq!(details["reason"]["kind"], "arguments-differ");
     assert_eq!(details["misses"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn the_unused_endpoint_lists_what_no_request_used() {
+    const UNUSED: &str = "/.mcp-cassette/unused";
+    let replay = Replay::start(&["--control"], Some(TOKEN));
+    let auth = bearer();
+    let auth = [("Authorization", auth.as_str())];
+    let (status, body) = replay.send("GET", UNUSED, &auth, "");
+    assert_eq!(status, 200, "{body}");
+    let unused: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        unused,
+        json!({"unused": [{"line": 2, "method": "tools/call", "tool": "echo"}], "count": 1})
+    );
+    replay.call(1, json!({"m":"recorded"}));
+    let (status, body) = replay.send("POST", UNUSED, &auth, "");
+    assert_eq!((status, body.as_str()), (200, r#"{"unused":[],"count":0}"#));
+    // Same token and Origin rules as the drain.
+    assert_eq!(replay.send("GET", UNUSED, &[], "").0, 404);
+    let (status, _) = replay.send(
+        "GET",
+        UNUSED,
+        &[auth[0], ("Origin", "https://evil.example")],
+        "",
+    );
+    assert_eq!(status, 403);
+    assert_eq!(replay.send("DELETE", UNUSED, &auth, "").0, 405);
+}

@@ -1682,3 +1682,45 @@ fn diagnostics_show_client_text_as_visible_escapes() {
         "{stderr}"
     );
 }
+
+#[test]
+fn unused_recordings_are_summarised_and_fail_on_request() {
+    let cassette = shared().join("reference-0.8/poisoned-output.cassette.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let input = format!(
+        "{}\n{}\n",
+        initialize(1),
+        call(2, "search", json!({"q": "weather"}))
+    );
+    let out = run(&["replay", cassette], &input);
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("3 recorded answer(s) were never used"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unused: tools/call \"fetch_issue\" (line 7)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("(line 2)"), "{stderr}");
+    let out = run(&["replay", cassette, "--fail-on-unused"], &input);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    // A miss keeps its own code.
+    let missed = format!("{input}{}\n", call(3, "nope", json!({})));
+    let out = run(&["replay", cassette, "--fail-on-unused"], &missed);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+}
+
+#[test]
+fn a_long_unused_list_is_cut_with_a_count() {
+    let cassette = many_calls_cassette(30);
+    let out = run(&["replay", cassette.path().to_str().unwrap()], "");
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains("30 recorded answer(s) were never used"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("  unused: ").count(), 20, "{stderr}");
+    assert!(stderr.contains("… and 10 more"), "{stderr}");
+}

@@ -1007,3 +1007,29 @@ fn beyond_loopback_is_served_with_a_warning() {
         "{stderr}"
     );
 }
+
+#[test]
+fn unused_recordings_are_summed_over_sessions_and_fail_on_request() {
+    let cassette = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/reference/reference-0.4/tape.http.jsonl");
+    let server = Server::start(&cassette, &[]);
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("1 recorded answer(s) were never used"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unused: tools/call \"echo\" (line 2)"),
+        "{stderr}"
+    );
+    let server = Server::start(&cassette, &["--fail-on-unused"]);
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(3), "{stderr}");
+    let server = Server::start(&cassette, &["--fail-on-unused"]);
+    let answer = server.post(&call(json!(1), "echo", json!({"m": "recorded"})), &[]);
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let (code, stderr) = server.stop();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("never used"), "{stderr}");
+}

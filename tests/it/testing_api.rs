@@ -4,7 +4,9 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use mcp_cassette::testing::{Cassette, Error, Handling, MissReason, OnMiss, Transport};
+use mcp_cassette::testing::{
+    Cassette, Error, Handling, MissReason, OnMiss, StdioReplay, Transport,
+};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -189,13 +191,7 @@ async fn a_stdio_cassette_answers_the_rmcp_child_process_transport() {
     let replay = Cassette::open(STDIO).unwrap().stdio_command().unwrap();
     assert_eq!(replay.args()[0], "replay");
     assert!(std::path::Path::new(&replay.args()[1]).is_absolute());
-    // The replay's stderr notes would land in the middle of the test run's report.
-    let (transport, _) =
-        TokioChildProcess::builder(tokio::process::Command::from(replay.command()))
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("the replay starts");
-    let client = ().serve(transport).await.expect("the rmcp client connects");
+    let client = stdio_client(&replay).await;
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "add"), "{tools:?}");
     let sum = client
@@ -204,6 +200,123 @@ async fn a_stdio_cassette_answers_the_rmcp_child_process_transport() {
         .unwrap();
     assert!(text(&sum).contains("42"), "{sum:?}");
     client.cancel().await.unwrap();
+    replay.finish().unwrap();
+}
+
+/// The rmcp client over the child-process transport, spawning `replay`'s command.
+async fn stdio_client(replay: &StdioReplay) -> Client {
+    // The replay's stderr notes would land in the middle of the test run's report.
+    let (transport, _) =
+        TokioChildProcess::builder(tokio::process::Command::from(replay.command()))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the replay starts");
+    ().serve(transport).await.expect("the rmcp client connects")
+}
+
+#[tokio::test]
+async fn a_stdio_miss_reaches_the_handle_through_the_report_directory() {
+    let replay = Cassette::open(STDIO).unwrap().stdio_command().unwrap();
+    let client = stdio_client(&replay).await;
+    let answer = client
+        .call_tool(call("add", json!({ "a": 1, "b": 1 })))
+        .await;
+    assert!(answer.is_err(), "{answer:?}");
+    // Written before the answer: already there while the client is still connected.
+    let misses = replay.drain_misses();
+    assert_eq!(misses.len(), 1, "{misses:?}");
+    assert_eq!(misses[0].tool.as_deref(), Some("add"));
+    assert_eq!(misses[0].kind(), "arguments-differ");
+    let again = client
+        .call_tool(call("add", json!({ "a": 2, "b": 2 })))
+        .await;
+    assert!(again.is_err(), "{again:?}");
+    client.cancel().await.unwrap();
+    let Err(Error::Failed(failure)) = replay.finish() else {
+        panic!("the undrained miss fails the verdict")
+    };
+    assert_eq!(failure.misses.len(), 1, "{:?}", failure.misses);
+    assert_eq!(failure.misses[0].changes()[0].live, Some(json!(2)));
+}
+
+#[test]
+fn unused_recordings_fail_only_when_asked() {
+    let run = |fail: bool| {
+        let replay = Cassette::open(HTTP)
+            .unwrap()
+            .fail_on_unused(fail)
+            .serve_http()
+            .unwrap();
+        runtime().block_on(async {
+            let client = http_client(replay.url()).await;
+            client.list_all_tools().await.unwrap();
+            client.cancel().await.unwrap();
+        });
+        let unused = replay.unused();
+        assert!(
+            unused
+                .iter()
+                .any(|u| u.method == "tools/call" && u.tool.as_deref() == Some("get-sum")),
+            "{unused:?}"
+        );
+        replay.finish()
+    };
+    run(false).unwrap();
+    let Err(Error::Failed(failure)) = run(true) else {
+        panic!("unused recordings fail the verdict")
+    };
+    assert!(failure.misses.is_empty());
+    let message = Error::Failed(failure.clone()).to_string();
+    assert!(
+        message.contains("recorded answer(s) in ") && message.contains("were never used"),
+        "{message}"
+    );
+    assert!(
+        !failure.unused.iter().any(|u| u.method == "tools/list"),
+        "tools/list was asked for: {:?}",
+        failure.unused
+    );
+}
+
+#[tokio::test]
+async fn unused_recordings_of_stdio_replays_are_added_up() {
+    let replay = Cassette::open(STDIO)
+        .unwrap()
+        .fail_on_unused(true)
+        .stdio_command()
+        .unwrap();
+    // Two replays, each asking for one recorded call: together they used both.
+    let client = stdio_client(&replay).await;
+    client
+        .call_tool(call("add", json!({ "a": 20, "b": 22 })))
+        .await
+        .unwrap();
+    client.cancel().await.unwrap();
+    let client = stdio_client(&replay).await;
+    client
+        .call_tool(call("echo", json!({ "message": "hi" })))
+        .await
+        .unwrap();
+    client.cancel().await.unwrap();
+    let Err(Error::Failed(failure)) = replay.finish() else {
+        panic!("the cassette holds more than these calls")
+    };
+    let tools: Vec<_> = failure
+        .unused
+        .iter()
+        .filter_map(|u| u.tool.as_deref())
+        .collect();
+    assert!(
+        !tools.contains(&"echo") && tools.contains(&"count"),
+        "{:?}",
+        failure.unused
+    );
+    // The one `add` asked for used the first recorded `add`; the second (line 33) is unused.
+    assert_eq!(
+        tools.iter().filter(|t| **t == "add").count(),
+        1,
+        "{tools:?}"
+    );
 }
 
 #[test]

@@ -12,6 +12,9 @@
 //!
 //! Ordering: a miss is logged while its request is answered, before the response carrying the
 //! miss error is built, so a drain sent after the client saw that error always includes it.
+//!
+//! `GET` (or `POST`) [`UNUSED_PATH`], behind the same token, answers the recordings no session has
+//! used so far (docs/replay.md, "Unused recordings"), for an adapter's `failOnUnused`.
 
 use std::sync::Mutex;
 
@@ -20,10 +23,13 @@ use serde_json::{Value, json};
 
 use crate::jsonrpc::Id;
 use crate::replay::miss::MissReason;
+use crate::replay::usage::{Unused, Usage};
 use crate::transport::http::inbound::{self, Body};
 
 /// The drain endpoint's path.
 pub const DRAIN_PATH: &str = "/.mcp-cassette/misses/drain";
+/// The unused-recordings endpoint's path.
+pub const UNUSED_PATH: &str = "/.mcp-cassette/unused";
 /// The environment variable the token is read from (never a command-line value: those are
 /// visible to every user of the machine in the process list).
 pub const TOKEN_ENV: &str = "MCP_CASSETTE_CONTROL_TOKEN";
@@ -45,7 +51,7 @@ pub enum Handling {
 }
 
 impl Handling {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Handling::Error => "error",
             Handling::Borrowed => "borrowed",
@@ -85,6 +91,20 @@ impl MissRecord {
             "diagnosis": self.diagnosis,
         })
     }
+}
+
+/// The tool a `tools/call` request names, as a miss record shows it.
+pub fn tool_of(request: &crate::replay::wire::Request) -> Option<String> {
+    if request.method != crate::replay::fingerprint::TOOLS_CALL {
+        return None;
+    }
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: Option<String>,
+    }
+    serde_json::from_str::<Named>(request.params.as_ref()?.get())
+        .ok()?
+        .name
 }
 
 /// A [`MissReason`] as data: `kind` plus the fields that kind has, named as the reference's
@@ -200,29 +220,46 @@ impl Control {
 
     /// Whether `request` is for the control surface at all (its path).
     pub fn routes<B>(request: &Request<B>) -> bool {
-        request.uri().path() == DRAIN_PATH
+        let path = request.uri().path();
+        path == DRAIN_PATH || path == UNUSED_PATH
     }
 
-    /// Answers a request for [`DRAIN_PATH`].
-    pub fn handle<B>(&self, request: &Request<B>) -> Response<Body> {
+    /// Answers a request for [`DRAIN_PATH`] or [`UNUSED_PATH`]; `usage` is what the replay's
+    /// sessions served.
+    pub fn handle<B>(&self, request: &Request<B>, usage: &Usage) -> Response<Body> {
         if !self.authorized(request) {
             let mut response = Response::new(inbound::empty());
             *response.status_mut() = StatusCode::NOT_FOUND;
             return response;
         }
-        if request.method() != Method::POST {
+        let unused = request.uri().path() == UNUSED_PATH;
+        let allowed = if unused {
+            request.method() == Method::GET || request.method() == Method::POST
+        } else {
+            request.method() == Method::POST
+        };
+        if !allowed {
             let mut response = Response::new(inbound::empty());
             *response.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
-            response
-                .headers_mut()
-                .insert(header::ALLOW, http::HeaderValue::from_static("POST"));
+            response.headers_mut().insert(
+                header::ALLOW,
+                http::HeaderValue::from_static(if unused { "GET, POST" } else { "POST" }),
+            );
             return response;
         }
-        let (misses, dropped) = self.drain();
-        let body = json!({
-            "misses": misses.iter().map(MissRecord::to_json).collect::<Vec<_>>(),
-            "dropped": dropped,
-        });
+        let body = if unused {
+            let unused = usage.unused();
+            json!({
+                "unused": unused.iter().map(Unused::to_json).collect::<Vec<_>>(),
+                "count": unused.len(),
+            })
+        } else {
+            let (misses, dropped) = self.drain();
+            json!({
+                "misses": misses.iter().map(MissRecord::to_json).collect::<Vec<_>>(),
+                "dropped": dropped,
+            })
+        };
         let mut response = Response::new(inbound::full(body.to_string()));
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -360,7 +397,8 @@ mod tests {
     #[test]
     fn only_the_token_opens_the_endpoint() {
         let control = Control::new(Some(TOKEN.into())).unwrap();
-        let status = |r: &Request<()>| control.handle(r).status();
+        let usage = empty_usage();
+        let status = |r: &Request<()>| control.handle(r, &usage).status();
         assert_eq!(status(&post(DRAIN_PATH, None)), StatusCode::NOT_FOUND);
         assert_eq!(
             status(&post(DRAIN_PATH, Some("Bearer wrong-token-of-length"))),
@@ -381,10 +419,32 @@ mod tests {
         let local = Control::in_process();
         assert_eq!(
             local
-                .handle(&post(DRAIN_PATH, Some(&format!("Bearer {TOKEN}"))))
+                .handle(&post(DRAIN_PATH, Some(&format!("Bearer {TOKEN}"))), &usage)
                 .status(),
             StatusCode::NOT_FOUND
         );
+        assert!(Control::routes(&post(UNUSED_PATH, None)));
         assert!(!Control::routes(&post("/mcp", None)));
+        assert_eq!(status(&post(UNUSED_PATH, None)), StatusCode::NOT_FOUND);
+        let get_unused = Request::builder()
+            .method(Method::GET)
+            .uri(UNUSED_PATH)
+            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .body(())
+            .unwrap();
+        assert_eq!(status(&get_unused), StatusCode::OK);
+        assert_eq!(
+            status(&post(UNUSED_PATH, Some(&format!("Bearer {TOKEN}")))),
+            StatusCode::OK
+        );
+    }
+
+    fn empty_usage() -> Usage {
+        let text = r#"{"type":"header","cassetteVersion":2,"recorder":"t","startedAt":"2026-01-01T00:00:00Z","transport":"http","era":"legacy"}"#;
+        let path = std::path::Path::new("t.jsonl");
+        let reader = crate::cassette::Reader::new(text.as_bytes(), path).unwrap();
+        let header = reader.header().clone();
+        let index = crate::replay::Index::build(header, reader, &[], path).unwrap();
+        Usage::new(std::sync::Arc::new(index))
     }
 }

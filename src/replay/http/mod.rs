@@ -24,6 +24,7 @@ use http::HeaderValue;
 
 use super::passthrough::Passthrough;
 use super::session::Rules;
+use super::usage::{self, Unused, Usage};
 use super::{Index, OnMiss};
 use crate::protocol::era::Era;
 use crate::transport::http::inbound::{self, Listening, Shutdown};
@@ -70,6 +71,9 @@ pub struct Replay {
 pub struct Finished {
     pub lines: Vec<String>,
     pub code: u8,
+    /// The recordings no session used (the last lines summarise them); `--fail-on-unused` reads
+    /// this.
+    pub unused: Vec<Unused>,
 }
 
 impl Replay {
@@ -171,6 +175,11 @@ impl Replay {
         self.control.as_ref()
     }
 
+    /// What the client sessions served, over all of them (docs/replay.md, "Unused recordings").
+    pub fn usage(&self) -> &Arc<Usage> {
+        self.sessions.usage()
+    }
+
     /// Client sessions alive now.
     pub fn live_sessions(&self) -> usize {
         self.sessions.live()
@@ -229,7 +238,13 @@ impl Replay {
         if self.on_miss == OnMiss::Error && misses > 0 {
             code = 1;
         }
-        Finished { lines, code }
+        let unused = self.usage().unused();
+        lines.extend(usage::summary(&unused));
+        Finished {
+            lines,
+            code,
+            unused,
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 
 use super::Replay;
-use super::control::{Control, Handling, MissRecord};
+use super::control::{self, Control, Handling, MissRecord};
 use super::headers::{self, session_warning};
 use super::sessions::ClientSession;
 use super::streams::{self, event};
@@ -28,7 +28,6 @@ use crate::jsonrpc::FrameKind;
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::LISTEN_NOT_FORWARDED;
 use crate::replay::OnMiss;
-use crate::replay::fingerprint::TOOLS_CALL;
 use crate::replay::index::Answer;
 use crate::replay::miss::MissReason;
 use crate::replay::session::{Exchange, Outcome};
@@ -50,7 +49,7 @@ pub async fn handle(replay: Arc<Replay>, request: Request<Incoming>) -> Response
     }
     if let Some(control) = &replay.control {
         if Control::routes(&request) {
-            return control.handle(&request);
+            return control.handle(&request, replay.usage());
         }
     }
     match *request.method() {
@@ -283,16 +282,7 @@ fn log_miss(
     let Some(control) = &replay.control else {
         return;
     };
-    let tool = (request.method == TOOLS_CALL)
-        .then(|| {
-            let params = request.params.as_ref()?;
-            #[derive(serde::Deserialize)]
-            struct Named {
-                name: Option<String>,
-            }
-            serde_json::from_str::<Named>(params.get()).ok()?.name
-        })
-        .flatten();
+    let tool = control::tool_of(request);
     control.record(MissRecord {
         session: client.label,
         session_id: client.id.as_deref().map(str::to_owned),

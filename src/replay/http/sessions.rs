@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use super::streams::Streams;
 use crate::replay::index::Index;
 use crate::replay::session::{Rules, Session, Stats};
+use crate::replay::usage::Usage;
 use crate::replay::{LookupMap, OnMiss};
 
 /// A session with no request and no open stream for this long is ended.
@@ -126,6 +127,8 @@ pub struct Sessions {
     limits: Limits,
     /// Unsolicited frames travel on a GET stream (a legacy recording that has one).
     get_served: bool,
+    /// What every session served, counted together (docs/replay.md, "Unused recordings").
+    usage: Arc<Usage>,
 }
 
 /// When sessions are ended for being idle, and how many may live at once.
@@ -179,6 +182,7 @@ impl Sessions {
         Sessions {
             limits,
             get_served: false,
+            usage: Arc::new(Usage::new(Arc::clone(&index))),
             index,
             rules,
             on_miss,
@@ -199,6 +203,11 @@ impl Sessions {
     pub fn with_get_stream(mut self, served: bool) -> Sessions {
         self.get_served = served;
         self
+    }
+
+    /// What the sessions served, over all of them.
+    pub fn usage(&self) -> &Arc<Usage> {
+        &self.usage
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -272,7 +281,8 @@ impl Sessions {
             label,
             id: id.clone(),
             state: Mutex::new(State {
-                session: Session::new(Arc::clone(&self.index), self.rules.clone(), self.on_miss),
+                session: Session::new(Arc::clone(&self.index), self.rules.clone(), self.on_miss)
+                    .tracking(Arc::clone(&self.usage)),
                 streams: Streams::default(),
                 ended: false,
             }),

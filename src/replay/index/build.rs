@@ -489,6 +489,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     for (r, item) in requests.into_iter().enumerate() {
         let RequestItem {
             key,
+            line,
             listen,
             method,
             fp,
@@ -511,6 +512,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
                 ack: ack_for.remove(&r).and_then(|s| recs[s].take()),
                 fp,
                 anchor: r,
+                line,
             });
             catalogue(&mut index);
             continue;
@@ -557,6 +559,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             progress,
             status,
             chunk_t,
+            line,
         });
         pair_fps.push(fp as u32);
     }

@@ -56,6 +56,8 @@ pub struct Pair {
     /// A streamed answer's chunk times (`t`, one per frame of [`Answer::Stream`]); empty for a
     /// single-frame answer. The HTTP front-end spaces chunks by them under `--timing recorded`.
     pub chunk_t: Box<[u64]>,
+    /// The cassette line the request was read from (an unused-recording report names it).
+    pub line: u32,
 }
 
 /// A recorded `subscriptions/listen` and the acknowledgment that answered it.
@@ -66,6 +68,8 @@ pub struct Listen {
     pub ack: Option<Recorded>,
     pub fp: usize,
     pub anchor: usize,
+    /// The cassette line the listen was read from.
+    pub line: u32,
 }
 
 /// Where a recording left one task, read from its `tasks/get` pool.

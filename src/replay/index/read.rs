@@ -29,6 +29,8 @@ pub(super) type WireKey = (u64, u32, i32, i8);
 pub(super) struct RequestItem {
     pub(super) t: u64,
     pub(super) entry: u32,
+    /// The cassette line it was read from (what an unused-recording report names).
+    pub(super) line: u32,
     /// `String(id)`.
     pub(super) key: Box<str>,
     pub(super) listen: bool,
@@ -137,7 +139,9 @@ impl Recording {
         for (n, entry) in entries.into_iter().enumerate() {
             let entry = entry?;
             let status = http_status(&entry);
-            let Entry { t, dir, kind, .. } = entry;
+            let Entry {
+                t, dir, kind, line, ..
+            } = entry;
             rec.highest_live = rec.highest_live.max(highest_live_in(&kind));
             match (dir, kind) {
                 (Some(Dir::C2s), EntryKind::Frame(frame))
@@ -152,7 +156,7 @@ impl Recording {
                             m
                         }
                     };
-                    rec.request(t, n, &frame, method, volatile);
+                    rec.request((t, n, line), &frame, method, volatile);
                 }
                 (Some(Dir::S2c), EntryKind::Frame(frame)) => {
                     rec.order.push(InOrder::Server(rec.servers.len()));
@@ -189,11 +193,10 @@ impl Recording {
         Ok(rec)
     }
 
-    /// A client request (with a non-null id), entry `n`.
+    /// A client request (with a non-null id): time `t`, entry `n`, read from cassette `line`.
     fn request(
         &mut self,
-        t: u64,
-        n: usize,
+        (t, n, line): (u64, usize, u64),
         frame: &Frame,
         method: Arc<str>,
         volatile: &VolatileSet,
@@ -228,6 +231,7 @@ impl Recording {
         self.requests.push(RequestItem {
             t,
             entry: narrow(n),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
             key: frame.id().map(id_key).unwrap_or_default().into(),
             listen,
             method,

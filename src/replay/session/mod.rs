@@ -42,6 +42,7 @@ use super::miss::{MissReason, diagnose, format_miss, miss_answer};
 use super::progress;
 use super::recorded::{Answer, Recorded};
 use super::schedule::Released;
+use super::usage::Usage;
 use super::wire::{Malformed, Message, Outbound, Request, parse_message, quick_request};
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
@@ -222,6 +223,8 @@ pub struct Session {
     scratch: String,
     /// The recorded pair after the last one answered on the hot path (see `expected`).
     next_pair: usize,
+    /// Where answers served are counted across sessions (see [`Session::tracking`]).
+    usage: Option<Arc<Usage>>,
 }
 
 impl Session {
@@ -243,10 +246,18 @@ impl Session {
             stats: Stats::default(),
             scratch: String::with_capacity(256),
             next_pair: 0,
+            usage: None,
             index,
             redactor,
             on_miss,
         }
+    }
+
+    /// Counts every answer this session serves in `usage` (docs/replay.md, "Unused
+    /// recordings"); `usage` must be over this session's index.
+    pub fn tracking(mut self, usage: Arc<Usage>) -> Session {
+        self.usage = Some(usage);
+        self
     }
 
     pub fn index(&self) -> &Index {
@@ -596,6 +607,9 @@ impl Session {
 
     /// Answers the request whose id is `id_json` (its JSON text) with recorded pair `p`.
     fn serve_as(&mut self, id_json: &str, p: usize, outcome: Outcome) -> Exchange {
+        if let Some(usage) = &self.usage {
+            usage.answered(p);
+        }
         let index = &*self.index;
         let anchor = index.pairs[p].anchor as usize;
         let before = self.released.before(&index.schedule, anchor);
@@ -629,6 +643,9 @@ impl Session {
     }
 
     fn subscribe(&mut self, req: &Request, l: usize) -> Exchange {
+        if let Some(usage) = &self.usage {
+            usage.listened(l);
+        }
         let index = &*self.index;
         let listen = &index.listens[l];
         let anchor = listen.anchor;
