@@ -12,13 +12,15 @@
 //!   that waits on the server cannot deadlock it.
 //! - A **stdio cassette** is served by a child process the client spawns:
 //!   [`Cassette::stdio_command`] hands back the command (this crate's `mcp-cassette` binary as
-//!   `replay <absolute path> …`; see there for where the binary is found).
+//!   `replay <absolute path> …`; see there for where the binary is found). Every replay the
+//!   client starts with it reports its misses and what it used back to the handle.
 //!
 //! A miss (a request no recording answers) reaches the client as a JSON-RPC error, which client
 //! code may swallow; the handle keeps each miss as a typed [`Miss`], returned by
-//! [`HttpReplay::drain_misses`]. [`HttpReplay::finish`] stops the server and returns
-//! `Err(Error::Failed)` when misses are left; dropping the handle without `finish` panics with the
-//! same message instead, unless the test is already panicking.
+//! `drain_misses()`. `finish()` stops serving and returns `Err(Error::Failed)` when misses are
+//! left (and, with [`Cassette::fail_on_unused`], when recordings were never used); dropping the
+//! handle without `finish` panics with the same message instead, unless the test is already
+//! panicking. Both handles, [`HttpReplay`] and [`StdioReplay`], work this way.
 //!
 //! ```
 //! use mcp_cassette::testing::Cassette;
