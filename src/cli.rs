@@ -296,6 +296,9 @@ pub struct ExecArgs {
     /// The redaction config the cassette was recorded with.
     #[arg(long = "redact-config", value_name = "file")]
     pub redact_config: Option<PathBuf>,
+    /// Where an HTTP cassette is served [default: 127.0.0.1:0, a free port].
+    #[arg(long = "listen", value_name = "host:port")]
+    pub listen: Option<String>,
     /// The test command, after `--`.
     #[arg(trailing_var_arg = true, required = true, value_name = "command")]
     pub command: Vec<String>,

@@ -269,20 +269,33 @@ fn passthrough(args: &ReplayArgs, index: &Index, redactor: &Rules, target: Targe
 }
 
 fn load(args: &ReplayArgs) -> anyhow::Result<(Index, Rules)> {
-    let config = match &args.redact_config {
+    load_cassette(
+        &args.cassette,
+        args.redact_config.as_deref(),
+        &args.volatile,
+    )
+}
+
+/// [`load`] from its parts (`exec` serves a cassette the same way).
+pub(super) fn load_cassette(
+    cassette: &Path,
+    redact_config: Option<&Path>,
+    volatile: &[String],
+) -> anyhow::Result<(Index, Rules)> {
+    let config = match redact_config {
         Some(path) => Some(RedactConfig::load(path).map_err(|e| anyhow!("{e}"))?),
         None => None,
     };
     let given_hash = config.as_ref().and_then(RedactConfig::hash);
     let redactor = Rules::new(config);
-    let index = build_index(&args.cassette, &args.volatile, given_hash.as_deref())?;
+    let index = build_index(cassette, volatile, given_hash.as_deref())?;
     for warning in &index.warnings {
         if warning.starts_with("mcp-cassette") {
             eprintln!("{warning}");
         } else {
             eprintln!(
                 "mcp-cassette replay: {}: {warning}; serving it anyway (mcp-cassette lint reports this as an error)",
-                args.cassette.display()
+                cassette.display()
             );
         }
     }
@@ -365,7 +378,11 @@ fn replay_http(args: ReplayArgs, listen: &str, on_miss: OnMiss) -> anyhow::Resul
     })?;
     drop(runtime);
     let finished = replay.finish();
-    for line in &finished.lines {
+    for line in finished
+        .lines
+        .iter()
+        .chain(&usage::summary(&finished.unused))
+    {
         replay.notes().note(line);
     }
     Ok(unused_code(

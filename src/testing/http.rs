@@ -14,6 +14,7 @@ use crate::replay::http::control::Control;
 use crate::replay::http::headers::Notes;
 use crate::replay::http::{BODY_LIMIT, Options, Replay};
 use crate::replay::session::Rules;
+use crate::replay::usage;
 use crate::transport::http::inbound::Shutdown;
 
 /// A running in-process replay of an HTTP cassette. Point an MCP client at [`HttpReplay::url`].
@@ -131,7 +132,11 @@ impl HttpReplay {
             // The replay's own summary, as `replay --listen` writes it when it stops.
             let finished = server.stop();
             let notes = Notes::new(Box::new(CapturedStderr));
-            for line in &finished.lines {
+            for line in finished
+                .lines
+                .iter()
+                .chain(&usage::summary(&finished.unused))
+            {
                 notes.note(line);
             }
             if self.fail_on_unused {

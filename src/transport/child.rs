@@ -50,6 +50,43 @@ pub fn send_signal(pid: u32, signal: Signal) {
     }
 }
 
+/// Sends `signal` to every process in process group `pgid` (a command `exec` started in a group
+/// of its own, with whatever it spawned). Errors (the group is gone) are ignored.
+pub fn send_group_signal(pgid: u32, signal: Signal) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        // 0 and 1 would name our own group or every process we may signal.
+        return;
+    }
+    #[expect(
+        unsafe_code,
+        reason = "kill(2) has no safe wrapper in std; pid and signal are plain integers"
+    )]
+    // SAFETY: kill takes two integers and touches no memory of ours.
+    unsafe {
+        libc::kill(-pgid, signal.number());
+    }
+}
+
+/// Whether process `pid` still exists (signal 0: nothing is sent).
+pub fn is_running(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    #[expect(
+        unsafe_code,
+        reason = "kill(2) has no safe wrapper in std; pid and signal are plain integers"
+    )]
+    // SAFETY: kill with signal 0 only checks that the process exists; no memory is touched.
+    let found = unsafe { libc::kill(pid, 0) };
+    found == 0
+}
+
 /// Marks the calling thread as background batch work (Linux `SCHED_BATCH`): it keeps its full
 /// share of the CPU, so it is never starved, but waking up it does not preempt a thread that is
 /// running. Best effort; elsewhere, or when refused, nothing happens.

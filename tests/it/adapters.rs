@@ -570,3 +570,55 @@ fn the_unused_endpoint_lists_what_no_request_used() {
     assert_eq!(status, 403);
     assert_eq!(replay.send("DELETE", UNUSED, &auth, "").0, 405);
 }
+
+#[test]
+fn vitest_fails_a_block_that_left_a_recording_unused() {
+    if !runners_installed() {
+        return;
+    }
+    let project = project();
+    copy_tree(
+        &adapters_dir().join("vitest-unused"),
+        &project.path().join("vitest-unused"),
+    );
+    std::fs::copy(
+        adapters_dir().join("vitest-unused.config.mjs"),
+        project.path().join("vitest-unused.config.mjs"),
+    )
+    .unwrap();
+    // The JSON report has no room for a hook's error: the default reporter's text is checked.
+    let out = Command::new("node")
+        .args([
+            "node_modules/vitest/vitest.mjs",
+            "run",
+            "--config",
+            "vitest-unused.config.mjs",
+        ])
+        .current_dir(project.path())
+        .env("MCP_CASSETTE_BINARY", bin())
+        .env("NO_COLOR", "1")
+        .env_remove("MCP_CASSETTE_CONTROL_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(1), "{printed}");
+    assert!(printed.contains("Failed Suites 1"), "{printed}");
+    assert!(
+        printed.contains("FAIL  vitest-unused/unused.test.mjs > a recording left unused"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("CassetteUnusedError: mcp-cassette: 2 recorded answer(s) in cassettes/echo.http.jsonl were never used"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("tools/call \"stamp\" (line 4)"),
+        "{printed}"
+    );
+    assert!(printed.contains("Tests  2 passed (2)"), "{printed}");
+}

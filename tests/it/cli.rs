@@ -171,7 +171,7 @@ fn every_help_has_examples_and_the_documented_exit_codes() {
     assert_eq!(
         verbs,
         [
-            "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules"
+            "record", "replay", "check", "snapshot", "verify", "lint", "redact", "rules", "exec"
         ]
     );
     for (verb, codes) in &documented {

@@ -6,6 +6,7 @@ mod ajv;
 mod check;
 mod cli;
 mod contract;
+mod exec;
 mod fixtures;
 mod fuzz_corpus;
 mod http_client;

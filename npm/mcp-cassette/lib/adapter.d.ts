@@ -12,6 +12,11 @@ export interface UseCassetteOptions {
   listen?: string;
   /** "none" (default) or "recorded": streamed answers spaced as recorded. */
   timing?: "none" | "recorded";
+  /**
+   * HTTP cassettes: fail the describe block's afterAll with `CassetteUnusedError` when a recorded
+   * answer was never used by any of its tests. Default false.
+   */
+  failOnUnused?: boolean;
 }
 
 /** What the replay server of an HTTP cassette exposes. */

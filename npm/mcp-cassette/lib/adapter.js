@@ -12,18 +12,21 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
 
 import { binaryPath } from "./binary.js";
-import { missesToError } from "./errors.js";
+import { missesToError, unusedToError } from "./errors.js";
 
 export {
   CassetteMismatchError,
   CassetteMissError,
+  CassetteUnusedError,
   ReplayError,
   isMismatch,
   missesToError,
+  unusedToError,
 } from "./errors.js";
 
 const TOKEN_ENV = "MCP_CASSETTE_CONTROL_TOKEN";
 const DRAIN_PATH = ".mcp-cassette/misses/drain";
+const UNUSED_PATH = ".mcp-cassette/unused";
 /** How long the binary may take to print its URL before the block fails. */
 const START_TIMEOUT_MS = 10_000;
 /** How long the binary may take to exit on SIGTERM before it is killed. */
@@ -111,7 +114,11 @@ function checkOptions(options) {
     throw new TypeError("mcp-cassette: listen must be a host:port string");
   }
   const redactConfig = options.redactConfig === undefined ? undefined : resolve(String(options.redactConfig));
-  return { onMiss, timing, volatile: [...volatile], listen, redactConfig };
+  const failOnUnused = options.failOnUnused ?? false;
+  if (typeof failOnUnused !== "boolean") {
+    throw new TypeError("mcp-cassette: failOnUnused must be true or false");
+  }
+  return { onMiss, timing, volatile: [...volatile], listen, redactConfig, failOnUnused };
 }
 
 /** The flags both transports pass on: volatile declarations, then the redaction config. */
@@ -238,6 +245,22 @@ class Server {
     return misses;
   }
 
+  /** The recordings no test of the block has used so far. */
+  async unused() {
+    this.checkAlive();
+    try {
+      const res = await fetch(new URL(UNUSED_PATH, this.url), {
+        headers: { authorization: `Bearer ${this.token}` },
+      });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const answer = await res.json();
+      return Array.isArray(answer.unused) ? answer.unused : [];
+    } catch (err) {
+      this.checkAlive();
+      throw new Error(`mcp-cassette: failed to read the unused recordings of ${this.shown}: ${err.message}`);
+    }
+  }
+
   async stop() {
     const child = this.child;
     if (child === undefined || this.exit !== undefined) return;
@@ -283,6 +306,13 @@ export function useCassetteWith(hooks, file, options = {}) {
   const path = resolve(shown);
   const header = readHeader(path, shown);
   const transport = header.transport === "http" ? "http" : "stdio";
+  if (opts.failOnUnused && transport === "stdio") {
+    throw new TypeError(
+      `mcp-cassette: failOnUnused needs an HTTP cassette; ${shown} is a stdio cassette, whose ` +
+        `replays the client spawns. Run the tests under \`mcp-cassette exec --fail-on-unused\` ` +
+        `instead (docs/exec.md)`,
+    );
+  }
   return transport === "http" ? httpHandle(hooks, path, shown, opts) : stdioHandle(path, shown, opts);
 }
 
@@ -326,7 +356,16 @@ function httpHandle(hooks, path, shown, opts) {
     if (error) throw error;
   });
   hooks.afterAll(async () => {
-    await server?.stop();
+    // Read before the server stops; thrown after, so the replay never outlives the block.
+    let unused;
+    try {
+      if (opts.failOnUnused && !failedStart && server?.url !== undefined) {
+        unused = unusedToError(await server.unused(), shown);
+      }
+    } finally {
+      await server?.stop();
+    }
+    if (unused) throw unused;
   }, STOP_TIMEOUT_MS + 1_000);
   const current = () => {
     if (server?.url !== undefined) server.checkAlive();

@@ -61,3 +61,22 @@ export declare class CassetteMismatchError extends ReplayError {
 
 /** The error for one test's misses (the first picks the class), or undefined for none. */
 export declare function missesToError(misses: MissEvent[]): ReplayError | undefined;
+
+/** A recording nothing used (docs/replay.md, "Unused recordings"). */
+export interface UnusedRecording {
+  /** The cassette line of the recorded request. */
+  line: number;
+  method: string;
+  /** The tool a `tools/call` named. */
+  tool: string | null;
+}
+
+/** `failOnUnused`: the describe block left recordings unused; `.unused` lists them. */
+export declare class CassetteUnusedError extends Error {
+  constructor(message: string, unused: UnusedRecording[]);
+  name: "CassetteUnusedError";
+  readonly unused: UnusedRecording[];
+}
+
+/** The error for a block's unused recordings, or undefined when every one was used. */
+export declare function unusedToError(unused: UnusedRecording[], cassette: string): CassetteUnusedError | undefined;

@@ -48,3 +48,35 @@ export function missesToError(misses) {
     ? new CassetteMismatchError(message, misses)
     : new CassetteMissError(message, misses);
 }
+
+/**
+ * Recordings no request of the describe block used, under `failOnUnused` (docs/replay.md,
+ * "Unused recordings"). Not a ReplayError: nothing missed; the cassette holds more than the tests
+ * asked for. `.unused` lists them: `{ line, method, tool }`.
+ */
+export class CassetteUnusedError extends Error {
+  constructor(message, unused) {
+    super(message);
+    this.name = new.target.name;
+    this.unused = unused;
+  }
+}
+
+/** How many unused recordings the message names; the rest are counted. */
+const UNUSED_SHOWN = 20;
+
+/** The error for a block's unused recordings, or `undefined` when every one was used. */
+export function unusedToError(unused, cassette) {
+  if (!unused || unused.length === 0) return undefined;
+  const named = unused.slice(0, UNUSED_SHOWN).map((u) => {
+    const tool = u.tool == null ? "" : ` ${JSON.stringify(u.tool)}`;
+    return `  ${u.method}${tool} (line ${u.line})`;
+  });
+  if (unused.length > UNUSED_SHOWN) named.push(`  … and ${unused.length - UNUSED_SHOWN} more`);
+  return new CassetteUnusedError(
+    `mcp-cassette: ${unused.length} recorded answer(s) in ${cassette} were never used by this ` +
+      `describe block (failOnUnused):\n${named.join("\n")}\nRemove them (re-record the ` +
+      `cassette) or call what they record.`,
+    unused,
+  );
+}

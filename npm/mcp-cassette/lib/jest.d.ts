@@ -1,8 +1,8 @@
 import type { CassetteHandle, UseCassetteOptions } from "./adapter.js";
 
 export type { CassetteHandle, ReplayServer, UseCassetteOptions } from "./adapter.js";
-export type { DiffEntry, MissEvent, MissReason } from "./errors.js";
-export { CassetteMismatchError, CassetteMissError, ReplayError, isMismatch } from "./errors.js";
+export type { DiffEntry, MissEvent, MissReason, UnusedRecording } from "./errors.js";
+export { CassetteMismatchError, CassetteMissError, CassetteUnusedError, ReplayError, isMismatch } from "./errors.js";
 
 /**
  * Replays `file` around the enclosing describe block: call it at describe scope. An HTTP cassette

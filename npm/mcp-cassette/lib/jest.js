@@ -8,6 +8,7 @@ import { hooksOf, useCassetteWith } from "./adapter.js";
 export {
   CassetteMismatchError,
   CassetteMissError,
+  CassetteUnusedError,
   ReplayError,
   isMismatch,
 } from "./errors.js";

@@ -7,6 +7,7 @@ import { hooksOf, useCassetteWith } from "./adapter.js";
 export {
   CassetteMismatchError,
   CassetteMissError,
+  CassetteUnusedError,
   ReplayError,
   isMismatch,
 } from "./errors.js";

@@ -24,7 +24,7 @@ use http::HeaderValue;
 
 use super::passthrough::Passthrough;
 use super::session::Rules;
-use super::usage::{self, Unused, Usage};
+use super::usage::{Unused, Usage};
 use super::{Index, OnMiss};
 use crate::protocol::era::Era;
 use crate::transport::http::inbound::{self, Listening, Shutdown};
@@ -71,8 +71,7 @@ pub struct Replay {
 pub struct Finished {
     pub lines: Vec<String>,
     pub code: u8,
-    /// The recordings no session used (the last lines summarise them); `--fail-on-unused` reads
-    /// this.
+    /// The recordings no session used (summarised by [`super::usage::summary`]).
     pub unused: Vec<Unused>,
 }
 
@@ -170,7 +169,8 @@ impl Replay {
         &self.notes
     }
 
-    /// The miss log, when the server keeps one ([`Replay::with_control`]).
+    /// The miss log, when the server keeps one ([`Replay::with_control`]); `exec` and the
+    /// testing API drain it in-process.
     pub fn control(&self) -> Option<&control::Control> {
         self.control.as_ref()
     }
@@ -239,7 +239,6 @@ impl Replay {
             code = 1;
         }
         let unused = self.usage().unused();
-        lines.extend(usage::summary(&unused));
         Finished {
             lines,
             code,
