@@ -339,9 +339,7 @@ async fn run_stdio(
     let (status, group) = run_command(command, &[(COMMAND_ENV, line.into())]).await?;
     let (collected, left_running) = settle(&dir.path, group).await;
     let usage = Usage::new(index);
-    for counts in &collected.counts {
-        usage.add(counts);
-    }
+    usage.add(&collected.counts);
     if collected.replays == 0 {
         eprintln!("{PREFIX}the command never started the stdio replay (sh -c \"${COMMAND_ENV}\")");
     }

@@ -52,6 +52,11 @@ fn replay(args: ReplayArgs) -> anyhow::Result<u8> {
     if on_miss == OnMiss::Passthrough {
         super::check_timeout_env().map_err(|why| anyhow!("replay: {why}"))?;
     }
+    if args.exec_report.is_some() && args.listen.is_some() {
+        bail!(
+            "replay --exec-report is for the stdio replays exec hands out (docs/exec.md); exec serves an HTTP cassette itself"
+        );
+    }
     if let Some(listen) = args.listen.clone() {
         let reader = Reader::open(&args.cassette)?;
         if reader.header().transport() == Transport::Stdio {

@@ -168,9 +168,9 @@ impl Usage {
         }
     }
 
-    /// Adds counts another process reported. Lines this index does not start a pool with (the
-    /// cassette changed in between) are skipped.
-    pub fn add(&self, counts: &Counts) {
+    /// Adds the counts other processes reported (one [`Counts`] each). Lines this index does not
+    /// start a pool with (the cassette changed in between) are skipped.
+    pub fn add<'c>(&self, reports: impl IntoIterator<Item = &'c Counts>) {
         let index = &*self.index;
         let mut pool_at = std::collections::HashMap::new();
         let mut listen_at = std::collections::HashMap::new();
@@ -182,14 +182,16 @@ impl Usage {
                 listen_at.insert(index.listens[l as usize].line, fp);
             }
         }
-        for &(line, n) in &counts.served {
-            if let Some(&fp) = pool_at.get(&line) {
-                bump(&self.served, fp, n);
+        for counts in reports {
+            for &(line, n) in &counts.served {
+                if let Some(&fp) = pool_at.get(&line) {
+                    bump(&self.served, fp, n);
+                }
             }
-        }
-        for &(line, n) in &counts.listened {
-            if let Some(&fp) = listen_at.get(&line) {
-                bump(&self.listened, fp, n);
+            for &(line, n) in &counts.listened {
+                if let Some(&fp) = listen_at.get(&line) {
+                    bump(&self.listened, fp, n);
+                }
             }
         }
     }
@@ -417,13 +419,12 @@ mod tests {
         let counts = Counts::from_json(&one.counts().to_json());
         assert_eq!(counts, one.counts());
         let merged = Usage::new(index());
-        merged.add(&counts);
-        merged.add(&counts);
         // Unknown lines are skipped.
-        merged.add(&Counts {
+        let stranger = Counts {
             served: vec![(999, 1), (5, 1)],
             listened: vec![(2, 1)],
-        });
+        };
+        merged.add([&counts, &counts, &stranger]);
         assert_eq!(lines(&merged), [8, 10]);
     }
 

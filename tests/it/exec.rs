@@ -78,6 +78,18 @@ fn a_miss_fails_a_command_that_passed() {
         err.contains(r#"unused: tools/call "echo" (line 2)"#),
         "{err}"
     );
+    // Under warn a borrowed answer is listed and does not fail the run.
+    let out = exec(
+        &tape(),
+        &["--on-miss", "warn"],
+        &["sh", "-c", &curl_echo("drifted")],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(r#"tools/call "echo" (borrowed another recording): "#),
+        "{err}"
+    );
     // The command's own failure wins.
     let out = exec(
         &tape(),
