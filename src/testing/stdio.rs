@@ -149,9 +149,7 @@ impl StdioReplay {
         }
         let mut misses = self.drain_misses();
         let usage = Usage::new(Arc::clone(&self.index));
-        for counts in &self.collect().counts {
-            usage.add(counts);
-        }
+        usage.add(&self.collect().counts);
         if let Some(dir) = self.reports.take() {
             let _ = std::fs::remove_dir_all(dir);
         }
