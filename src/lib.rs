@@ -21,7 +21,9 @@
 //!
 //! Only what the binary, the integration tests and the benchmark drivers reach is `pub`
 //! (`cli`, `commands`, `cassette`, `client`, `inspect`, `jsonrpc`, `lint`, `protocol`, `replay`,
-//! `transport`); the rest is `pub(crate)`, and `unreachable_pub` keeps it that way.
+//! `transport`); the rest is `pub(crate)`, and `unreachable_pub` keeps it that way. Of those,
+//! only [`testing`] (cassettes in cargo tests, docs/testing-api.md) is meant for other crates
+//! and kept stable across minor versions; the others move with the binary.
 //!
 //! `json`, `jsonrpc`, `line`, `protocol`, `cassette`, `redact`, `lint`, `contract`, `inspect`'s
 //! checks, `verify` (plan, following, classification) and the replay engine (index, session,
@@ -50,6 +52,7 @@ pub(crate) mod redact;
 pub mod replay;
 pub(crate) mod report;
 pub(crate) mod severity;
+pub mod testing;
 pub mod transport;
 pub(crate) mod verify;
 pub(crate) mod view;

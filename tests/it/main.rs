@@ -26,6 +26,7 @@ mod replay;
 mod replay_http;
 mod sarif;
 mod server_requests;
+mod testing_api;
 mod verify;
 mod view;
 mod wheel;

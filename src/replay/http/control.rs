@@ -165,7 +165,9 @@ struct Log {
 /// The control surface of one replay server.
 #[derive(Debug)]
 pub struct Control {
-    token: String,
+    /// `None` for a replay served inside the process that reads its log
+    /// ([`Control::in_process`]): nobody outside may drain it, so the endpoint is never there.
+    token: Option<String>,
     log: Mutex<Log>,
 }
 
@@ -185,9 +187,18 @@ impl Control {
             return Err(TokenError::TooShort);
         }
         Ok(Control {
-            token,
+            token: Some(token),
             log: Mutex::new(Log::default()),
         })
+    }
+
+    /// The miss log of a replay served inside the test process (docs/testing-api.md), which
+    /// drains it with [`Control::drain`]: the HTTP endpoint answers 404 to every request.
+    pub fn in_process() -> Control {
+        Control {
+            token: None,
+            log: Mutex::new(Log::default()),
+        }
     }
 
     /// Logs a miss. Called while the request is answered, before its response exists.
@@ -258,6 +269,9 @@ impl Control {
     }
 
     fn authorized<B>(&self, request: &Request<B>) -> bool {
+        let Some(token) = &self.token else {
+            return false;
+        };
         let Some(given) = request
             .headers()
             .get(header::AUTHORIZATION)
@@ -266,7 +280,7 @@ impl Control {
         else {
             return false;
         };
-        same_secret(given.as_bytes(), self.token.as_bytes())
+        same_secret(given.as_bytes(), token.as_bytes())
     }
 }
 
@@ -402,6 +416,13 @@ mod tests {
             .unwrap();
         assert_eq!(status(&get), StatusCode::METHOD_NOT_ALLOWED);
         assert!(Control::routes(&post(DRAIN_PATH, None)));
+        let local = Control::in_process();
+        assert_eq!(
+            local
+                .handle(&post(DRAIN_PATH, Some(&format!("Bearer {TOKEN}"))), &usage)
+                .status(),
+            StatusCode::NOT_FOUND
+        );
         assert!(Control::routes(&post(UNUSED_PATH, None)));
         assert!(!Control::routes(&post("/mcp", None)));
         assert_eq!(status(&post(UNUSED_PATH, None)), StatusCode::NOT_FOUND);

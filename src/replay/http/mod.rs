@@ -6,10 +6,12 @@
 //!   once, each its own [`super::Session`] over the one shared index), and their expiry;
 //! - [`streams`]: streamed answers and the streams a session holds open;
 //! - [`headers`]: the lenient header checks, and where diagnostics go;
-//! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md).
+//! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md);
+//! - [`background`]: the server on a thread of its own, inside another program's process.
 //!
 //! The behaviour is documented in docs/http.md ("Replay server") and docs/replay.md.
 
+pub mod background;
 pub mod control;
 pub mod headers;
 pub mod routing;
@@ -177,14 +179,15 @@ impl Replay {
         &self.notes
     }
 
+    /// The miss log, when the server keeps one ([`Replay::with_control`]); `exec` and the
+    /// testing API drain it in-process.
+    pub fn control(&self) -> Option<&control::Control> {
+        self.control.as_ref()
+    }
+
     /// What the client sessions served, over all of them (docs/replay.md, "Unused recordings").
     pub fn usage(&self) -> &Arc<Usage> {
         self.sessions.usage()
-    }
-
-    /// The miss channel, when one is attached (`exec` drains it in-process).
-    pub fn control(&self) -> Option<&control::Control> {
-        self.control.as_ref()
     }
 
     /// Client sessions alive now.
