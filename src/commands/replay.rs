@@ -222,9 +222,9 @@ pub const UNUSED_EXIT: u8 = 3;
 /// (docs/replay.md, "Exit codes"), exactly as when the client closes stdin.
 ///
 /// A thread reads stdin and hands the bytes over a channel; another waits for the signals and,
-/// when one comes, sends the end of input. The session then ends the way it always does. A
-/// signal that arrives before the handlers are installed (the first moments of the process)
-/// still ends the process the default way.
+/// when one comes, sends the end of input. The session then ends the way it always does. The
+/// handlers are installed before the first byte is read; a signal that arrives before that (the
+/// first moments of the process) still ends the process the default way.
 struct StoppableStdin {
     chunks: mpsc::Receiver<Vec<u8>>,
     /// What is left of the chunk being read.
@@ -255,28 +255,31 @@ impl StoppableStdin {
             }
             let _ = reader.send(Vec::new());
         });
-        std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-            else {
-                return;
-            };
-            runtime.block_on(async {
+        // The handlers are installed here, before serving starts, not on the waiting thread:
+        // a harness may signal as soon as it has read the first answer.
+        let watch = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .ok()
+            .and_then(|runtime| {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut int), Ok(mut term)) = (
-                    signal(SignalKind::interrupt()),
-                    signal(SignalKind::terminate()),
-                ) else {
-                    return;
-                };
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
+                let entered = runtime.enter();
+                let int = signal(SignalKind::interrupt()).ok()?;
+                let term = signal(SignalKind::terminate()).ok()?;
+                drop(entered);
+                Some((runtime, int, term))
             });
-            let _ = send.send(Vec::new());
-        });
+        if let Some((runtime, mut int, mut term)) = watch {
+            std::thread::spawn(move || {
+                runtime.block_on(async {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                });
+                let _ = send.send(Vec::new());
+            });
+        }
         Self {
             chunks,
             pending: Vec::new(),
