@@ -50,11 +50,10 @@ pub fn redact_config(data: &[u8]) {
     assert_eq!(r.config_hash(), hash.as_deref());
     let frame = Frame::parse(SAMPLE).expect("the sample is a frame");
     if let Some((redacted, _)) = r.redact_frame(&frame) {
-        assert!(
-            r.redact_frame(&redacted).is_none(),
-            "second pass changed {}",
-            redacted.text()
-        );
+        if let Some((again, _)) = r.redact_frame(&redacted) {
+            // As for raw lines below: only a pattern that peels a run past the round cap.
+            only_adds_placeholders(redacted.text(), again.text(), SAMPLE);
+        }
     }
     for line in [SAMPLE, text] {
         let (once, _) = r.redact_raw_line(line);
