@@ -21,9 +21,9 @@ FRAMES="${1:-50000}"
 RUNS="${2:-3}"
 
 command -v chromium >/dev/null || { echo "chromium is needed (apt-get install chromium)" >&2; exit 2; }
-# MCP_CASSETTE_BIN names an already built binary (the page is the same from any build; only
+# MCP_CASSETTE_BINARY names an already built binary (the page is the same from any build; only
 # the `view` wall time differs).
-BIN="${MCP_CASSETTE_BIN:-}"
+BIN="${MCP_CASSETTE_BINARY:-}"
 if [ -z "$BIN" ]; then
   cargo build --release --quiet --bin mcp-cassette
   BIN="$PWD/target/release/mcp-cassette"
