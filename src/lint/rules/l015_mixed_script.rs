@@ -23,7 +23,8 @@ are confusable with Latin are checked: Han, Kana, Hangul or Arabic beside Latin 
 **Example.** `Opens the pаypal dashboard` with a Cyrillic а.
 
 **Evidence.** The whole space-delimited word: `\"pаypal\" mixes Latin with Cyrillic or Greek \
-letters`.
+letters`. A \"word\" over 200 bytes (a run with no space) is quoted as the 30 characters either \
+side of the mixed letters, each cut marked with `…`.
 
 **Surfaces.** Tool, prompt, resource, resource name. Not recorded output: unit symbols such \
 as `842 μs` are ordinary there.
@@ -110,8 +111,38 @@ pub(super) fn find(text: &Text<'_>) -> Option<String> {
     let end = text.s[at..].find(' ').map_or(text.s.len(), |i| at + i);
     Some(format!(
         "\"{}\" mixes Latin with Cyrillic or Greek letters",
-        &text.s[start..end]
+        word_excerpt(text.s, start..end, at)
     ))
+}
+
+/// Longest word quoted whole, in bytes. A longer "word" (a run with no space: a blob, a hostile
+/// description) is quoted as [`WORD_SIDE`] characters either side of the mixed letters, each cut
+/// marked with `…`, so the finding's size does not grow with the text.
+const MAX_WORD: usize = 200;
+const WORD_SIDE: usize = 30;
+
+fn word_excerpt(s: &str, word: std::ops::Range<usize>, at: usize) -> String {
+    if word.len() <= MAX_WORD {
+        return s[word].to_owned();
+    }
+    let from = s[word.start..at]
+        .char_indices()
+        .rev()
+        .nth(WORD_SIDE - 1)
+        .map_or(word.start, |(i, _)| word.start + i);
+    let to = s[at..word.end]
+        .char_indices()
+        .nth(WORD_SIDE)
+        .map_or(word.end, |(i, _)| at + i);
+    let mut out = String::new();
+    if from > word.start {
+        out.push('…');
+    }
+    out.push_str(&s[from..to]);
+    if to < word.end {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -149,6 +180,23 @@ mod tests {
         assert!(!super::may_hold_cyrillic_or_greek(
             "使用谷歌，搜索。".as_bytes()
         ));
+    }
+
+    #[test]
+    fn a_long_word_is_quoted_around_the_mix() {
+        let word = format!("{}p\u{0430}ypal{}", "x".repeat(500), "y".repeat(500));
+        let text = format!("Opens {word} now");
+        let Some(found) = find(&crate::lint::text::Text::new(&text)) else {
+            panic!("fires");
+        };
+        assert_eq!(
+            found,
+            format!(
+                "\"…{}p\u{0430}ypal{}…\" mixes Latin with Cyrillic or Greek letters",
+                "x".repeat(30),
+                "y".repeat(24)
+            )
+        );
     }
 
     #[test]
