@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::{CassetteError, Entry, Reader};
@@ -77,10 +78,12 @@ impl Drop for Abandon<'_> {
 }
 
 /// Calls `each` on every entry of `reader` (whose header is already read), in order, while a
-/// second thread reads ahead. Stops at the first reading error and returns it.
+/// second thread reads ahead. Stops at the first reading error and returns it, or with `Ok`
+/// when `each` breaks (the caller knows why). `each` may change the entry it is given (a
+/// redacting copy does): the reading thread frees it afterwards.
 pub fn for_each_entry<R: Read + Send>(
     reader: Reader<R>,
-    mut each: impl FnMut(&Entry),
+    mut each: impl FnMut(&mut Entry) -> ControlFlow<()>,
 ) -> Result<(), CassetteError> {
     let shared = Shared::default();
     let path = reader.path().to_owned();
@@ -104,8 +107,11 @@ pub fn for_each_entry<R: Read + Send>(
                 queue = shared.wait(queue);
             };
             drop(queue);
-            for entry in &batch.entries {
-                each(entry);
+            let mut batch = batch;
+            for entry in &mut batch.entries {
+                if each(entry).is_break() {
+                    return Ok(());
+                }
             }
             let Batch {
                 entries,
@@ -219,7 +225,11 @@ mod tests {
 
     fn ahead(text: &str) -> Vec<String> {
         let mut seen = Vec::new();
-        if let Err(e) = for_each_entry(reader(text), |e| seen.push(e.to_line())) {
+        let walked = for_each_entry(reader(text), |e| {
+            seen.push(e.to_line());
+            ControlFlow::Continue(())
+        });
+        if let Err(e) = walked {
             seen.push(e.to_string());
         }
         seen
@@ -251,5 +261,23 @@ mod tests {
             let _ = for_each_entry(reader(&text), |_| panic!("caller gives up"));
         });
         assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn a_caller_can_stop_and_change_entries() {
+        let text = cassette(20_000, 1000);
+        let mut seen = 0;
+        let walked = for_each_entry(reader(&text), |e| {
+            seen += 1;
+            e.set_t(7);
+            assert!(e.to_line().contains("\"t\":7"));
+            if seen == 3000 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert!(walked.is_ok());
+        assert_eq!(seen, 3000);
     }
 }

@@ -1,8 +1,9 @@
 //! `redact`: write a redacted copy of a cassette (`-o`), audit one (`--scan`), or check a
 //! redaction config (`--check-config`).
 //!
-//! Both cassette modes stream: one entry in memory at a time, so any file size runs in the same
-//! memory. `-o` writes to a temporary file beside the output and renames it into place only once
+//! Both cassette modes stream, so any file size runs in the same memory: one entry is worked on
+//! at a time while a second thread parses the lines after it, a bounded batch ahead
+//! ([`cassette::for_each_entry`]). `-o` writes to a temporary file beside the output and renames it into place only once
 //! every line is written, so a failure leaves no half-written file and never touches the input.
 //! Exit codes and messages are the reference's (docs/redaction.md): 0 done or clean, 1 secrets found
 //! (or no cassette given), 2 usage errors and failures, reported as `redact failed: <why>`.
@@ -10,6 +11,7 @@
 use std::collections::HashSet;
 use std::fs;
 use std::io::{self, BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -196,14 +198,16 @@ fn scan_pass(
         report.push_str(&hit.to_string());
         report.push('\n');
     }
-    for entry in reader {
-        let entry = entry?;
+    // The file is parsed on a second thread while this one scans (the scan must stay in file
+    // order: what it learns from one entry applies to the next).
+    let mut failed: Option<io::Error> = None;
+    cassette::for_each_entry(reader, |entry| {
         if let EntryKind::Unknown(kind) = &entry.kind {
             if check_early && warned.insert(kind.clone()) {
                 eprintln!("{}", cassette::unknown_entry_warning(kind, &path));
             }
         }
-        for hit in scanner.entry(&entry) {
+        for hit in scanner.entry(entry) {
             found += 1;
             if emit {
                 report.push_str(&hit.to_string());
@@ -211,10 +215,17 @@ fn scan_pass(
             }
         }
         if report.len() > REPORT_BUFFER {
-            write_stdout(report.as_bytes())?;
+            if let Err(e) = write_stdout(report.as_bytes()) {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
             report.clear();
             streamed = true;
         }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
     }
     let echoes = scanner.into_echoes();
     if check_early && !streamed && has_early_echo(input, &echoes)? {
@@ -303,11 +314,23 @@ fn write_pass(
     let mut count = redactor.redact_header_echoing(&mut header, &mut echoes);
     header.set_redaction(true, redactor.config_hash());
     writer.write_header(&header).map_err(write_err)?;
-    for (i, entry) in reader.enumerate() {
-        let mut entry = entry?;
-        echoes.set_position(i + 1);
-        count += redactor.redact_entry_echoing(&mut entry, &mut echoes);
-        writer.write_entry(&entry).map_err(write_err)?;
+    // Parsed on a second thread while this one redacts and writes, in file order.
+    let mut position = 0;
+    let mut failed: Option<io::Error> = None;
+    cassette::for_each_entry(reader, |entry| {
+        position += 1;
+        echoes.set_position(position);
+        count += redactor.redact_entry_echoing(entry, &mut echoes);
+        match writer.write_entry(entry) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(write_err(e));
     }
     writer
         .into_inner()

@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use serde::Serialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -337,6 +338,7 @@ pub fn lint_cassette<R: Read + Send>(
         } else {
             linter.entry(entry);
         }
+        ControlFlow::Continue(())
     })?;
     Ok(linter.finish(&header))
 }

@@ -12,6 +12,9 @@
 //! legitimately publish under names containing `token` and `authorization`.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use super::placeholder::{placeholder_spans, utf16_len};
 
@@ -243,15 +246,39 @@ impl KeyRules {
 /// First three letters of every built-in word (`pas` covers password and passwd, `api` the three
 /// api-key spellings), packed: a key with none of them is not sensitive, and most keys are
 /// rejected in one pass over their bytes.
-const TRIGRAMS: [u32; 7] = [
-    trigram(b"tok"),
-    trigram(b"sec"),
-    trigram(b"pas"),
-    trigram(b"api"),
-    trigram(b"aut"),
-    trigram(b"cre"),
-    trigram(b"pin"),
-];
+const TRIGRAM_WORDS: [&[u8; 3]; 7] = [b"tok", b"sec", b"pas", b"api", b"aut", b"cre", b"pin"];
+
+const TRIGRAMS: [u32; 7] = {
+    let mut out = [0; 7];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = trigram(TRIGRAM_WORDS[i]);
+        i += 1;
+    }
+    out
+};
+
+/// Where the first of [`TRIGRAM_WORDS`] at or after byte `from` of `text` starts, ASCII case
+/// ignored. Without configured keys, [`KeyRules::is_sensitive`] turns down every key holding
+/// none of them, so a search for a sensitive name in free text can start near this place.
+pub(crate) fn next_trigram(text: &str, from: usize) -> Option<usize> {
+    static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        match AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(TRIGRAM_WORDS)
+        {
+            Ok(ac) => ac,
+            Err(e) => panic!("key trigrams do not compile: {e}"),
+        }
+    });
+    if from > text.len() {
+        return None;
+    }
+    FINDER
+        .find(Input::new(text).range(from..))
+        .map(|m| m.start())
+}
 
 const fn trigram(b: &[u8; 3]) -> u32 {
     (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32

@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::keys::{KeyRules, MIN_SECRET_LEN};
+use super::keys::{KeyRules, MIN_SECRET_LEN, next_trigram};
 use super::placeholder::{KEYCTX, contains_placeholder, overlaps, placeholder, placeholder_spans};
 
 /// JavaScript's `\s` as a class body (Unicode White_Space without U+0085, with U+FEFF).
@@ -190,6 +190,10 @@ pub(crate) const PAIR_TRIGGERS: [&str; 8] = [
     "auth",
     "credential",
 ];
+
+/// How far before a word of its name a pair rule's match can start: a name is at most 64
+/// characters (ASCII) and holds the three-letter word whole, and `--` and a space may precede it.
+const PAIR_NAME_REACH: usize = 64;
 
 /// The secret in a pair the [`Kind::Pair`] rule matched, or `None` when it is not one: the name
 /// must be sensitive, and the value, less trailing punctuation, at least 8 characters. After a
@@ -381,12 +385,46 @@ impl Shapes<'_> {
         kind: Kind,
         guard: Guard<'_>,
     ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+        let near_words = kind == Kind::Pair && !self.keys.has_extra();
+        self.matches_from(s, name, regex, group, kind, guard, near_words)
+    }
+
+    /// [`Shapes::matches`]; with `near_words`, the pair rule's search skips ahead to where a
+    /// sensitive name could be. Every name the key rules call sensitive (without configured
+    /// keys) holds a [`next_trigram`] word, and the whole match starts at most
+    /// [`PAIR_NAME_REACH`] bytes before it: a match starting further back has a name the rule
+    /// turns down, so skipping it changes nothing (a property test holds the two equal). In a
+    /// JSON document full of `"id":1` pairs this spares a capturing search per pair.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a rule is spelled by its parts, built-in or user"
+    )]
+    fn matches_from(
+        &self,
+        s: &str,
+        name: &str,
+        regex: &Regex,
+        group: Option<usize>,
+        kind: Kind,
+        guard: Guard<'_>,
+        near_words: bool,
+    ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
         let spans = placeholder_spans(s);
         let mut found = Vec::new();
         let mut at = 0;
         // Non-overlapping matches, left to right, as `find_iter` would give them; done by hand
         // so that a capped match can end early or be refused at its start.
         while at <= s.len() {
+            if near_words {
+                let Some(word) = next_trigram(s, at) else {
+                    break;
+                };
+                let mut to = word.saturating_sub(PAIR_NAME_REACH);
+                while !s.is_char_boundary(to) {
+                    to -= 1;
+                }
+                at = at.max(to);
+            }
             let (whole, secret) = match group {
                 None => match regex.find_at(s, at) {
                     Some(m) => (m.range(), m.range()),
@@ -812,6 +850,47 @@ mod tests {
         assert_eq!(redact(&once), once);
     }
 
+    #[test]
+    fn pair_search_near_words_reaches_back_a_whole_name() {
+        let allow = HashSet::new();
+        let keys = KeyRules::default();
+        let shapes = Shapes {
+            user: &[],
+            allow: &allow,
+            keys: &keys,
+        };
+        let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
+            panic!("the pair rule is built in");
+        };
+        // A 64-character name whose word ends it, after ` --`; and a password after many
+        // pairs whose names are not sensitive.
+        let long = format!("x{}_token", "y".repeat(57));
+        assert_eq!(long.len(), 64);
+        let texts = [
+            format!("run it --{long} abcdefgh12 now"),
+            format!(
+                "{}password=abcdefgh12",
+                r#""id":1,"score":2.5,"#.repeat(100)
+            ),
+        ];
+        for text in &texts {
+            let find = |near| {
+                shapes.matches_from(
+                    text,
+                    rule.name,
+                    &rule.regex,
+                    rule.group,
+                    rule.kind,
+                    Guard::None,
+                    near,
+                )
+            };
+            let plain = find(false);
+            assert_eq!(plain.len(), 1, "{text}");
+            assert_eq!(find(true), plain, "{text}");
+        }
+    }
+
     proptest::proptest! {
         /// The screens are exact where they stand in for a plain test, and necessary where they
         /// stand before a regex: one search gives each rule's `contains` answer, and the pair
@@ -839,6 +918,45 @@ mod tests {
                 if rule.kind == Kind::Pair && !may_hold_pair(&text) {
                     proptest::prop_assert!(!rule.regex.is_match(&text), "{:?}", text);
                 }
+            }
+        }
+
+        /// The pair rule's skip to where a sensitive name could be finds exactly what the plain
+        /// left-to-right search finds, claims included: names right at the reach (a long word
+        /// before a `--`), names that hold a word without being sensitive, multi-byte text and
+        /// placeholders among them.
+        #[test]
+        fn pair_search_near_words_equals_the_plain_search(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("token"), proptest::strategy::Just("Password"),
+                proptest::strategy::Just("pin"), proptest::strategy::Just("card_pin"),
+                proptest::strategy::Just("authorization"), proptest::strategy::Just("AUTH"),
+                proptest::strategy::Just("api-key"), proptest::strategy::Just("secretary"),
+                proptest::strategy::Just("progressToken"), proptest::strategy::Just("id"),
+                proptest::strategy::Just("\"\":\"\""), proptest::strategy::Just("\\\""),
+                proptest::strategy::Just("="), proptest::strategy::Just(":"),
+                proptest::strategy::Just("--"), proptest::strategy::Just(" "),
+                proptest::strategy::Just("\t"), proptest::strategy::Just("."),
+                proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("é"),
+                proptest::strategy::Just("[REDACTED:keyctx:0123abcd]"),
+                proptest::strategy::Just("x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x"),
+            ], 0..40),
+        ) {
+            let text: String = parts.concat();
+            let allow = HashSet::new();
+            let keys = KeyRules::default();
+            let shapes = Shapes { user: &[], allow: &allow, keys: &keys };
+            let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
+                panic!("the pair rule is built in");
+            };
+            for guard in [Guard::None, Guard::Claiming] {
+                let plain = shapes.matches_from(
+                    &text, rule.name, &rule.regex, rule.group, rule.kind, guard, false,
+                );
+                let near = shapes.matches_from(
+                    &text, rule.name, &rule.regex, rule.group, rule.kind, guard, true,
+                );
+                proptest::prop_assert_eq!(plain, near, "{:?}", text);
             }
         }
     }
