@@ -3,10 +3,12 @@
 // server").
 //
 // usage: node ts-asks.mjs <answers> -- <server command...>
+//        node ts-asks.mjs <answers> -- <http(s) URL>   (Streamable HTTP)
 //   answers: same | different | none (declares no capability)
 // Prints what it saw as JSON: the steps, and the server requests it answered.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -44,7 +46,10 @@ if (answers !== "none") {
   });
 }
 
-const transport = new StdioClientTransport({ command, args: commandArgs, stderr: "inherit" });
+const http = /^https?:\/\//.test(command) && commandArgs.length === 0;
+const transport = http
+  ? new StreamableHTTPClientTransport(new URL(command))
+  : new StdioClientTransport({ command, args: commandArgs, stderr: "inherit" });
 await client.connect(transport);
 const out = { steps: [] };
 const step = async (name, fn) => {

@@ -80,6 +80,9 @@ pub struct Asked {
     pub recorded_id: Option<Value>,
     /// The recorded request with the fresh id.
     pub frame: Outbound,
+    /// Recorded inside the event stream that carried the call's answer (HTTP), so it goes out on
+    /// that stream; otherwise it goes where the recording's unsolicited frames go.
+    pub in_answer: bool,
 }
 
 /// The fresh id of the `n`th request a session sends, as JSON text.
@@ -198,6 +201,7 @@ mod tests {
             id: "mcp-cassette-replay-1".to_owned(),
             recorded_id: Some(json!(0)),
             frame: Outbound::Owned(String::new()),
+            in_answer: false,
         };
         assert!(answers(
             &json!({"jsonrpc":"2.0","id":"mcp-cassette-replay-1","result":{}}),

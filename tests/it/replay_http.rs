@@ -52,11 +52,22 @@ impl Server {
     }
 
     pub(crate) fn start_at(cassette: &Path, listen: &str, args: &[&str]) -> Server {
+        Server::start_with(cassette, listen, args, &[])
+    }
+
+    /// With `env` added to the replay's environment.
+    pub(crate) fn start_with(
+        cassette: &Path,
+        listen: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut child = Command::new(bin())
             .arg("replay")
             .arg(cassette)
             .args(["--listen", listen])
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -309,6 +320,19 @@ impl Open {
                 (!part.is_empty()).then_some(part)
             }
         }
+    }
+
+    /// The next event's data as JSON, if one comes within `within`; `None` when none did (the
+    /// stream stays usable) or the stream ended.
+    pub(crate) fn event_within(&mut self, within: Duration) -> Option<Value> {
+        let socket = self.reader.get_ref();
+        socket.set_read_timeout(Some(within)).unwrap();
+        let event = self.next_event();
+        self.reader
+            .get_ref()
+            .set_read_timeout(Some(TIMEOUT))
+            .unwrap();
+        event
     }
 
     /// The next event's data as JSON; `None` when the stream ended.

@@ -5,12 +5,14 @@
 //! - [`sessions`]: which pass through the recording answers a request (many client sessions at
 //!   once, each its own [`super::Session`] over the one shared index), and their expiry;
 //! - [`streams`]: streamed answers and the streams a session holds open;
+//! - [`asks`]: requests from the recorded server sent to the client, each waiting for its answer;
 //! - [`headers`]: the lenient header checks, and where diagnostics go;
 //! - [`control`]: the miss channel a test adapter drains (`--control`, docs/adapters.md);
 //! - [`background`]: the server on a thread of its own, inside another program's process.
 //!
 //! The behaviour is documented in docs/http.md ("Replay server") and docs/replay.md.
 
+pub mod asks;
 pub mod background;
 pub mod control;
 pub mod headers;
@@ -19,6 +21,7 @@ pub mod sessions;
 pub mod streams;
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use http::HeaderValue;
 
@@ -27,6 +30,7 @@ use super::passthrough::Passthrough;
 use super::session::Rules;
 use super::usage::{Unused, Usage};
 use super::{Index, OnMiss};
+use crate::client::{DEFAULT_TIMEOUT, timeout_from_env};
 use crate::protocol::era::Era;
 use crate::transport::http::inbound::{self, Listening, Shutdown};
 use headers::Notes;
@@ -67,6 +71,9 @@ pub struct Replay {
     control: Option<control::Control>,
     /// `--fault`s (docs/replay.md, "Fault injection"), decided one request at a time.
     faults: Option<Mutex<Injector>>,
+    /// How long a request from the server waits for the client's answer
+    /// (`MCP_CASSETTE_TIMEOUT_MS`, as on stdio).
+    ask_timeout: Duration,
 }
 
 /// What the server leaves behind when it stops: the stderr summary and the exit code.
@@ -121,6 +128,7 @@ impl Replay {
             shutdown,
             control: None,
             faults: None,
+            ask_timeout: timeout_from_env().unwrap_or(DEFAULT_TIMEOUT),
         }
     }
 
@@ -146,10 +154,28 @@ impl Replay {
                 listening.host
             ));
         }
-        let requests = self.index.schedule.server_requests();
-        if requests > 0 {
+        // Requests from the server go out from a call's stream or from the schedule; one recorded
+        // on a stream replay does not serve (a second GET stream, a stream answering nothing)
+        // never can.
+        let in_answers: usize = self
+            .index
+            .pairs
+            .iter()
+            .map(|p| match &p.answer {
+                super::index::Answer::Stream(frames) => {
+                    frames.iter().filter(|f| f.ask().is_some()).count()
+                }
+                super::index::Answer::Frame(_) => 0,
+            })
+            .sum();
+        let unsent = self
+            .index
+            .asks
+            .len()
+            .saturating_sub(in_answers + self.index.schedule.server_requests());
+        if unsent > 0 {
             lines.push(format!(
-                "{requests} server-initiated request(s) in the cassette are not replayed"
+                "{unsent} request(s) from the server in the cassette will not be sent: they travelled on a stream this replay does not serve"
             ));
         }
         let streamed = self
@@ -202,6 +228,7 @@ impl Replay {
             misses,
             borrowed,
             undelivered,
+            ask_failures,
             mut lines,
             unlisted,
             ..
@@ -227,6 +254,11 @@ impl Replay {
                 "{undelivered} server-initiated frame(s) came due with no stream open to carry them"
             ));
         }
+        if ask_failures > 0 {
+            lines.push(format!(
+                "{ask_failures} client answer(s) to requests from the server differ from the recorded ones or never came, across all sessions"
+            ));
+        }
         if let Some(faults) = &self.faults {
             lines.push(faults.lock().unwrap_or_else(|p| p.into_inner()).summary());
         }
@@ -249,6 +281,10 @@ impl Replay {
             }
         }
         if self.on_miss == OnMiss::Error && misses > 0 {
+            code = 1;
+        }
+        // As on stdio: a client's answer is its own doing, which no forward stands in for.
+        if self.on_miss != OnMiss::Warn && ask_failures > 0 {
             code = 1;
         }
         let unused = self.usage().unused();

@@ -3,10 +3,11 @@
 //!
 //! - a foreign `Origin` → 403, before anything else;
 //! - POST: a body over the limit → 413; a body that is not one JSON-RPC message → 400 with a
-//!   JSON-RPC parse error; a notification or a client's response → 202, empty; a request → 200
-//!   (or the recorded status) with the re-keyed answer as JSON, or as an event stream when it was
-//!   recorded as one, or as a held-open stream for a subscription; a miss → 200 with the miss
-//!   error (the transport worked);
+//!   JSON-RPC parse error; a notification or a client's response → 202, empty (a response that
+//!   answers a request from the server sets its waiting exchange going, see [`super::asks`]); a
+//!   request → 200 (or the recorded status) with the re-keyed answer as JSON, or as an event
+//!   stream when it was recorded as one, or as a held-open stream for a subscription; a miss →
+//!   200 with the miss error (the transport worked);
 //! - GET: the standalone stream of a legacy recording that has one, held open; otherwise 405;
 //! - DELETE: a legacy recording whose server minted session ids → 200, the session ends;
 //!   otherwise 405;
@@ -20,6 +21,7 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use hyper::body::Incoming;
 
 use super::Replay;
+use super::asks;
 use super::control::{self, Control, Handling, MissRecord};
 use super::headers::{self, session_warning};
 use super::sessions::ClientSession;
@@ -70,18 +72,25 @@ fn not_allowed(replay: &Replay) -> Response<Body> {
     response
 }
 
-fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+pub(super) fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
     let mut response = Response::new(inbound::full(body));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, JSON);
     response
 }
 
-fn event_stream(body: Body) -> Response<Body> {
+pub(super) fn event_stream(body: Body) -> Response<Body> {
     let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, EVENT_STREAM);
     headers.insert(header::CACHE_CONTROL, NO_CACHE);
+    response
+}
+
+/// 202 Accepted, empty: a notification or a client's response was taken.
+pub(super) fn accepted() -> Response<Body> {
+    let mut response = Response::new(inbound::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
     response
 }
 
@@ -137,6 +146,13 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
     let response = match answered {
         Answered::Now(response) => response,
         Answered::Forward(message) => forward(&replay, message, text.to_owned()).await,
+        // The task sending the exchange dropped its end only if the runtime is going away.
+        Answered::Later(response) => response.await.unwrap_or_else(|_| {
+            json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"mcp-cassette replay: the replay stopped before the answer\"}}",
+            )
+        }),
     };
     match (&client.id, handshake) {
         (Some(id), true) if response.status() == StatusCode::OK => {
@@ -199,12 +215,18 @@ enum Answered {
     Now(Response<Body>),
     /// A miss to forward to the live server (passthrough).
     Forward(Box<Message>),
+    /// An exchange holding requests from the server, sent by a task of its own: the response
+    /// comes when it can go out.
+    Later(tokio::sync::oneshot::Receiver<Response<Body>>),
 }
 
 /// Answers `text` from the client's session. The session's lock is held only here, while the
 /// synchronous engine runs.
-fn answer(replay: &Replay, client: &ClientSession, text: &str) -> Answered {
+fn answer(replay: &Arc<Replay>, client: &Arc<ClientSession>, text: &str) -> Answered {
     let mut state = client.lock();
+    if let Some(accepted) = asks::answer(replay, client.label, &mut state, text) {
+        return Answered::Now(accepted);
+    }
     let handled = match state.session.handle_text(text) {
         Ok(handled) => handled,
         Err(_) => return Answered::Now(json(StatusCode::BAD_REQUEST, NOT_A_FRAME)),
@@ -282,17 +304,31 @@ fn answer(replay: &Replay, client: &ClientSession, text: &str) -> Answered {
             None => String::new(),
         };
         let body = state.streams.open_listen(key, exchange.answer.as_ref());
+        if !exchange.asks.is_empty() {
+            drop(state);
+            asks::spawn(Arc::clone(replay), Arc::clone(client), exchange, None, None);
+            return Answered::Now(event_stream(body));
+        }
         state.streams.push(&exchange.before, get_served);
         state.streams.push(&exchange.after, get_served);
         return Answered::Now(event_stream(body));
     }
+    if !exchange.asks.is_empty() {
+        drop(state);
+        let spacing = spacing(replay, &exchange);
+        let (respond, response) = tokio::sync::oneshot::channel();
+        asks::spawn(
+            Arc::clone(replay),
+            Arc::clone(client),
+            exchange,
+            spacing,
+            Some(respond),
+        );
+        return Answered::Later(response);
+    }
     state.streams.push(&exchange.before, get_served);
     let response = match &exchange.answer {
-        None if request.is_none() => {
-            let mut response = Response::new(inbound::empty());
-            *response.status_mut() = StatusCode::ACCEPTED;
-            response
-        }
+        None if request.is_none() => accepted(),
         // A request answered by nothing (a stream recorded empty): an empty stream.
         None => event_stream(inbound::empty()),
         Some(answer) => respond(replay, &exchange, answer),
@@ -331,47 +367,22 @@ fn log_miss(
 fn respond(replay: &Replay, exchange: &Exchange, answer: &Outbound) -> Response<Body> {
     let pair = exchange.pair.map(|p| &replay.index.pairs[p]);
     match pair {
-        Some(pair) if matches!(pair.answer, Answer::Stream(_)) => {
-            // `--fault slow-sse`: a pause before every event, on top of any recorded pacing.
-            let slow = replay
-                .faults
-                .as_ref()
-                .and_then(|f| f.lock().unwrap_or_else(|p| p.into_inner()).sse_gap())
-                .unwrap_or_default();
-            if replay.paced || !slow.is_zero() {
-                let Answer::Stream(frames) = &pair.answer else {
-                    unreachable!("matched above")
-                };
-                // The times of the frames sent: replay never originates a request, so those
-                // are skipped as the session skipped them.
-                let times: Vec<u64> = frames
-                    .iter()
-                    .zip(pair.chunk_t.iter())
-                    .filter(|(f, _)| f.kind() != FrameKind::Request)
-                    .map(|(_, &t)| t)
-                    .collect();
-                let mut previous = times.first().copied().unwrap_or(0);
+        Some(pair) if matches!(pair.answer, Answer::Stream(_)) => match spacing(replay, exchange) {
+            Some(gaps) => {
                 let chunks = exchange
                     .streamed
                     .iter()
                     .chain(std::iter::once(answer))
-                    .zip(times.iter().copied().chain(std::iter::repeat(previous)))
-                    .map(|(frame, t)| {
-                        let recorded = if replay.paced {
-                            Duration::from_millis(t.saturating_sub(previous))
-                        } else {
-                            Duration::ZERO
-                        };
-                        previous = t.max(previous);
-                        (recorded + slow, event(frame))
-                    })
+                    .zip(gaps)
+                    .map(|(frame, gap)| (gap, event(frame)))
                     .collect();
                 event_stream(streams::paced(chunks, replay.shutdown.clone()))
-            } else {
+            }
+            None => {
                 let body = streams::events(exchange.streamed.iter().chain(std::iter::once(answer)));
                 event_stream(inbound::full(body))
             }
-        }
+        },
         _ => {
             let status = pair
                 .and_then(|p| p.status)
@@ -384,6 +395,50 @@ fn respond(replay: &Replay, exchange: &Exchange, answer: &Outbound) -> Response<
             json(status, body)
         }
     }
+}
+
+/// The pause before each event of a streamed answer (its streamed frames, then the answer) when
+/// the events are spaced out: by their recorded gaps under `--timing recorded`, by a pause before
+/// every event under `--fault slow-sse` (on top of any recorded pacing). `None` when they go out
+/// back to back, or the answer is not a stream.
+fn spacing(replay: &Replay, exchange: &Exchange) -> Option<Vec<Duration>> {
+    let pair = &replay.index.pairs[exchange.pair?];
+    let Answer::Stream(frames) = &pair.answer else {
+        return None;
+    };
+    let slow = replay
+        .faults
+        .as_ref()
+        .and_then(|f| f.lock().unwrap_or_else(|p| p.into_inner()).sse_gap())
+        .unwrap_or_default();
+    if !replay.paced && slow.is_zero() {
+        return None;
+    }
+    // The times of the frames the stream carries: requests from the server are skipped, as the
+    // session put them apart (they go out between these frames, without a pause of their own).
+    let times: Vec<u64> = frames
+        .iter()
+        .zip(pair.chunk_t.iter())
+        .filter(|(f, _)| f.kind() != FrameKind::Request)
+        .map(|(_, &t)| t)
+        .collect();
+    let mut previous = times.first().copied().unwrap_or(0);
+    let fill = previous;
+    let gaps = times
+        .into_iter()
+        .chain(std::iter::repeat(fill))
+        .take(exchange.streamed.len() + 1)
+        .map(|t| {
+            let recorded = if replay.paced {
+                Duration::from_millis(t.saturating_sub(previous))
+            } else {
+                Duration::ZERO
+            };
+            previous = t.max(previous);
+            recorded + slow
+        })
+        .collect();
+    Some(gaps)
 }
 
 /// A miss forwarded to the live server (passthrough). The forward blocks, so it runs on a

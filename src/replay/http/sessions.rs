@@ -13,9 +13,10 @@
 //!   handshake (`initialize` in the legacy era, `server/discover` in the modern one) starts a new
 //!   one, so clients that run one after another each get the whole recording.
 //!
-//! Sessions are never a leak: one idle (no request, no open stream) for [`IDLE`] is ended, and
-//! past [`MAX_SESSIONS`] the least recently used idle session is ended to make room. Ending a
-//! session keeps only its summary lines and counts.
+//! Sessions are never a leak: one idle (no request, no open stream, no request from the server
+//! waiting for its answer) for [`IDLE`] is ended, and past [`MAX_SESSIONS`] the least recently
+//! used idle session is ended to make room. Ending a session keeps only its summary lines and
+//! counts.
 //!
 //! Locks: the table's lock is held only to find or insert a session; a session's own lock only
 //! while the synchronous engine answers one message. Neither is ever held across an await.
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::asks::Pending;
 use super::streams::Streams;
 use crate::replay::index::Index;
 use crate::replay::session::{Rules, Session, Stats};
@@ -57,6 +59,8 @@ pub struct ClientSession {
 pub struct State {
     pub session: Session,
     pub streams: Streams,
+    /// Requests from the server sent to this client, waiting for its answer.
+    pub asks: Pending,
     /// Ended already (deleted, replaced, expired): its summary is taken.
     pub ended: bool,
 }
@@ -78,6 +82,9 @@ pub struct Totals {
     pub misses: usize,
     pub borrowed: usize,
     pub undelivered: usize,
+    /// Client answers to requests from the server that differ from the recorded ones, or never
+    /// came: they fail the run as misses do.
+    pub ask_failures: usize,
     /// Summary lines of the first ended sessions, each already naming its session.
     pub lines: Vec<String>,
     /// Sessions whose lines are in `lines`.
@@ -89,10 +96,16 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, label: u64, state: &mut State, forwarded: Option<(usize, usize, &str)>) {
         state.streams.finish();
+        // A request still waiting when its session ends was not answered: the task that waits
+        // for it learns so from the dropped sender, after the counts below are taken.
+        for waiting in state.asks.drain() {
+            state.session.ask_unanswered(&waiting.asked);
+        }
         let stats: &Stats = state.session.stats();
         self.sessions += 1;
         self.misses += stats.misses;
         self.borrowed += stats.borrowed;
+        self.ask_failures += stats.ask_failures();
         self.undelivered += state.streams.undelivered;
         let mut lines = state.session.summary(forwarded);
         if state.streams.undelivered > 0 {
@@ -277,13 +290,18 @@ impl Sessions {
         self.sweep(table);
         let label = self.next_label.fetch_add(1, Ordering::Relaxed);
         let id = self.sessioned.then(|| Arc::<str>::from(mint_id()));
+        let mut replaying = Session::new(Arc::clone(&self.index), self.rules.clone(), self.on_miss)
+            .tracking(Arc::clone(&self.usage));
+        if !self.index.asks.is_empty() {
+            replaying.send_asks();
+        }
         let session = Arc::new(ClientSession {
             label,
             id: id.clone(),
             state: Mutex::new(State {
-                session: Session::new(Arc::clone(&self.index), self.rules.clone(), self.on_miss)
-                    .tracking(Arc::clone(&self.usage)),
+                session: replaying,
                 streams: Streams::default(),
+                asks: Pending::default(),
                 ended: false,
             }),
             last_used: AtomicU64::new(self.now_ms()),
@@ -316,7 +334,10 @@ impl Sessions {
         let mut idle: Vec<(u64, Arc<str>)> = table
             .by_id
             .iter()
-            .filter(|(_, s)| !s.lock().streams.any_open())
+            .filter(|(_, s)| {
+                let state = s.lock();
+                !state.streams.any_open() && state.asks.is_empty()
+            })
             .map(|(id, s)| (s.last_used.load(Ordering::Relaxed), Arc::clone(id)))
             .collect();
         idle.sort_unstable();

@@ -134,34 +134,45 @@ impl Streams {
     /// (`get_served`), queued until the client opens it.
     pub fn push(&mut self, frames: &[Outbound], get_served: bool) {
         for frame in frames {
-            let text = frame.text();
-            let parsed = Recorded::new(&text);
-            match parsed.subscription() {
-                Some(key) => {
-                    let Some(at) = self.listens.iter().position(|(k, _)| *k == key) else {
-                        self.undelivered += 1;
-                        continue;
-                    };
-                    if self.listens[at].1.try_send(event(frame)).is_err() {
-                        self.undelivered += 1;
-                        self.listens.swap_remove(at);
-                    } else if parsed.is_response() {
-                        // The recorded graceful closure: the subscription's stream ends with it.
-                        self.listens.swap_remove(at);
-                    }
-                }
-                None if get_served => match &self.get {
-                    Some(tx) => {
-                        if tx.try_send(event(frame)).is_err() {
-                            self.undelivered += 1;
-                            self.get = None;
-                        }
-                    }
-                    None if !self.get_opened => self.queued.push(event(frame)),
-                    None => self.undelivered += 1,
-                },
-                None => self.undelivered += 1,
-            }
+            self.route(frame, get_served);
         }
+    }
+
+    /// Routes one frame as [`Streams::push`] does; false when no stream could take it (it is
+    /// counted as undelivered).
+    pub fn route(&mut self, frame: &Outbound, get_served: bool) -> bool {
+        let text = frame.text();
+        let parsed = Recorded::new(&text);
+        let delivered = match parsed.subscription() {
+            Some(key) => match self.listens.iter().position(|(k, _)| *k == key) {
+                None => false,
+                Some(at) => {
+                    let sent = self.listens[at].1.try_send(event(frame)).is_ok();
+                    // The recorded graceful closure ends the subscription's stream, and so does
+                    // a client no longer reading it.
+                    if !sent || parsed.is_response() {
+                        self.listens.swap_remove(at);
+                    }
+                    sent
+                }
+            },
+            None if get_served => match &self.get {
+                Some(tx) => {
+                    let sent = tx.try_send(event(frame)).is_ok();
+                    if !sent {
+                        self.get = None;
+                    }
+                    sent
+                }
+                None if !self.get_opened => {
+                    self.queued.push(event(frame));
+                    true
+                }
+                None => false,
+            },
+            None => false,
+        };
+        self.undelivered += usize::from(!delivered);
+        delivered
     }
 }

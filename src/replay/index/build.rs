@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::read::{InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey};
+use super::read::{
+    ClientAnswer, InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
+};
 use super::{
     Answer, Catalogue, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
 };
@@ -427,7 +429,9 @@ fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
 
 /// Numbers every request the server sent (in file order, on the frame itself: wherever the
 /// schedule or a streamed answer puts it, the session finds its [`Ask`]) and pairs each with the
-/// client's answer: the first response after it, in file order, under the same id.
+/// client's answer: the first response after it under the same id. After it in file order, but
+/// for a request inside an SSE stream: the stream's entry is written once the stream ends, after
+/// the answers the client POSTed while it was open, so there the answer's time tells.
 fn number_asks(rec: &mut Recording) -> Vec<Ask> {
     let mut answers: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
     for (a, answer) in rec.client_answers.iter().enumerate() {
@@ -441,9 +445,13 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
         let answer = item.id.as_deref().and_then(|key| {
             let queue = answers.get_mut(key)?;
             // Answers before the request belong to an earlier request under the same id.
+            let before = |a: &ClientAnswer| match item.stream {
+                Some(_) => a.t < item.t,
+                None => a.entry < item.entry,
+            };
             while queue
                 .front()
-                .is_some_and(|&a| rec.client_answers[a].entry < item.entry)
+                .is_some_and(|&a| before(&rec.client_answers[a]))
             {
                 queue.pop_front();
             }

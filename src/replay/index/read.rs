@@ -130,6 +130,7 @@ pub(super) struct Recording {
 
 /// A response the client sent: its answer to a request from the server.
 pub(super) struct ClientAnswer {
+    pub(super) t: u64,
     pub(super) entry: u32,
     /// `String(id)`.
     pub(super) key: Box<str>,
@@ -173,6 +174,7 @@ impl Recording {
                 {
                     if let Some(id) = frame.id() {
                         rec.client_answers.push(ClientAnswer {
+                            t,
                             entry: narrow(n),
                             key: id_key(id).into(),
                             text: frame.text().into(),

@@ -3,7 +3,7 @@
 //! scheduled frames it has released, the subscriptions the client opened, and the counts reported
 //! at the end. Any number of sessions can serve from one `Arc<Index>`, each seeing the whole
 //! recording. Transport-independent: a message goes in, the frames to send come out
-//! ([`Exchange`]), and the front-end (stdio today, HTTP later) writes them.
+//! ([`Exchange`]), and the front-end (stdio or HTTP) writes them.
 //!
 //! A session's state is allocated when it starts, in proportion to the index (a flag per recorded
 //! answer and per scheduled batch, two cursors per fingerprint), so that answering a request
@@ -365,6 +365,12 @@ impl Session {
         recorded
     }
 
+    /// Notes that the front-end found no stream open to carry `asked`: it was not sent after all
+    /// (the front-end counts it with the other frames it could not deliver).
+    pub fn ask_undelivered(&mut self, _asked: &Asked) {
+        self.stats.asks_sent = self.stats.asks_sent.saturating_sub(1);
+    }
+
     /// The method of the request `asked` sent.
     pub fn ask_method(&self, asked: &Asked) -> &str {
         self.index.asks[asked.ask].method()
@@ -693,9 +699,13 @@ impl Session {
         }
         let index = &*self.index;
         let anchor = index.pairs[p].anchor as usize;
-        let mut asks = Vec::new();
+        let mut scheduled = Vec::new();
         let before = self.released.before(&index.schedule, anchor);
-        let before = deliverable(before, &self.subs, &mut self.stats, &mut asks);
+        let before = deliverable(before, &self.subs, &mut self.stats, &mut scheduled);
+        let mut asks: Vec<Place> = scheduled
+            .into_iter()
+            .map(|(at, n)| (at, n, false))
+            .collect();
         let after_frames = self.released.after(&index.schedule, anchor);
         let (streamed, answer) = match &index.pairs[p].answer {
             Answer::Frame(rec) => (Vec::new(), rekey_response(rec, id_json)),
@@ -707,7 +717,7 @@ impl Session {
                 let mut streamed = Vec::with_capacity(rest.len());
                 for f in rest {
                     match f.ask() {
-                        Some(n) => asks.push((before.len() + streamed.len(), n)),
+                        Some(n) => asks.push((before.len() + streamed.len(), n, true)),
                         None if f.kind() == FrameKind::Request => {}
                         None => streamed.push(Outbound::Verbatim(f.text().clone())),
                     }
@@ -718,7 +728,11 @@ impl Session {
         let offset = before.len() + streamed.len() + 1;
         let mut after_asks = Vec::new();
         let after = deliverable(after_frames, &self.subs, &mut self.stats, &mut after_asks);
-        asks.extend(after_asks.into_iter().map(|(at, n)| (at + offset, n)));
+        asks.extend(
+            after_asks
+                .into_iter()
+                .map(|(at, n)| (at + offset, n, false)),
+        );
         let asks = self.ready_asks(asks);
         Exchange {
             before,
@@ -731,15 +745,14 @@ impl Session {
         }
     }
 
-    /// The requests from the server due at `places` (frames before each, ask number) made ready
-    /// to send: a fresh id each, unless the client lacks the capability one needs (skipped), or
-    /// this front-end does not send them.
-    fn ready_asks(&mut self, places: Vec<(usize, usize)>) -> Vec<Asked> {
+    /// The requests from the server due at `places` made ready to send: a fresh id each, unless
+    /// the client lacks the capability one needs (skipped), or this front-end does not send them.
+    fn ready_asks(&mut self, places: Vec<Place>) -> Vec<Asked> {
         if places.is_empty() || !self.send_asks {
             return Vec::new();
         }
         let mut ready = Vec::with_capacity(places.len());
-        for (at, n) in places {
+        for (at, n, in_answer) in places {
             let ask = &self.index.asks[n];
             let declared = self.declared.unwrap_or_default();
             if declared.lacks(ask.method()).is_some() {
@@ -762,6 +775,7 @@ impl Session {
                 frame: rekey_response(frame, &id_json),
                 id,
                 recorded_id,
+                in_answer,
             });
         }
         ready
@@ -789,7 +803,7 @@ impl Session {
         let mut after_asks = Vec::new();
         let after = deliverable(after_frames, &self.subs, &mut self.stats, &mut after_asks);
         asks.extend(after_asks.into_iter().map(|(at, n)| (at + offset, n)));
-        let asks = self.ready_asks(asks);
+        let asks = self.ready_asks(asks.into_iter().map(|(at, n)| (at, n, false)).collect());
         Exchange {
             before,
             streamed: Vec::new(),
@@ -911,6 +925,10 @@ impl Session {
         lines
     }
 }
+
+/// Where a request from the server is due: how many of the exchange's frames go before it, its
+/// number in [`Index::asks`], and whether it was recorded inside the stream of the call's answer.
+type Place = (usize, usize, bool);
 
 /// Re-keys the frames of subscriptions the client opened, holds back (and counts) the others.
 /// Requests from the server go to `asks` instead, with the number of frames before each.

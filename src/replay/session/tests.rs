@@ -1273,3 +1273,49 @@ fn a_front_end_that_does_not_send_requests_gets_none() {
     );
     assert_eq!(s.stats().asks_skipped, 0);
 }
+
+#[test]
+fn a_request_inside_a_recorded_stream_finds_the_answer_posted_while_it_was_open() {
+    let header = r#"{"type":"header","cassetteVersion":2,"recorder":"t","startedAt":"2026-01-01T00:00:00Z","transport":"http","era":"legacy"}"#;
+    let lines = [
+        frame(1, "c2s", initialize(json!({"sampling": {}}))),
+        frame(2, "s2c", res(json!(1), json!({"capabilities": {}}))),
+        frame(
+            3,
+            "c2s",
+            req(json!(2), "tools/call", call("ask", json!({}))),
+        ),
+        // The recorder writes a stream's entry when the stream ends: the answer the client POSTed
+        // while it was open comes first in the file.
+        frame(
+            5,
+            "c2s",
+            res(json!(0), json!({"model": "m", "text": "yes"})),
+        ),
+        json!({"type": "chunks", "t": 4, "dir": "s2c", "id": 2, "chunks": [
+            {"t": 4, "frame": req(json!(0), "sampling/createMessage", json!({"maxTokens": 5}))},
+            {"t": 6, "frame": res(json!(2), json!({"content": []}))},
+        ]})
+        .to_string(),
+    ];
+    let mut s = build(header, &lines, &[], OnMiss::Error);
+    s.send_asks();
+    send(&mut s, initialize(json!({"sampling": {}})));
+    let m =
+        parse_message(&req(json!(2), "tools/call", call("ask", json!({}))).to_string()).unwrap();
+    let ex = s.handle(&m);
+    assert_eq!(ex.asks.len(), 1);
+    let asked = &ex.asks[0];
+    assert!(asked.in_answer, "it goes out on the call's own stream");
+    assert_eq!(asked.at, 0);
+    let same = json!({"jsonrpc": "2.0", "id": asked.id, "result": {"text": "yes", "model": "m"}});
+    assert_eq!(s.ask_answered(asked, &same), None);
+    let other = json!({"jsonrpc": "2.0", "id": asked.id, "result": {"text": "no", "model": "m"}});
+    assert!(
+        s.ask_answered(asked, &other).is_some(),
+        "compared with the recorded answer"
+    );
+    // A front-end that finds no stream to carry it takes it back.
+    s.ask_undelivered(asked);
+    assert_eq!(s.stats().asks_sent, 0);
+}
