@@ -65,7 +65,12 @@ impl Parser {
 
     /// Feeds the next bytes of the stream; every event they complete is pushed onto `events`.
     pub fn feed(&mut self, mut bytes: &[u8], events: &mut Vec<Event>) -> Result<(), TooLarge> {
-        if self.at_start && !bytes.is_empty() {
+        // An empty read (an empty body frame) changes nothing; in particular it must not forget
+        // a CR that ended the previous read, or the LF after it would read as a blank line.
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.at_start {
             // The BOM may itself arrive split; buffer until three bytes decide it.
             self.line.extend_from_slice(bytes);
             if self.line.len() < 3 && b"\xEF\xBB\xBF".starts_with(&self.line) {
@@ -223,6 +228,8 @@ mod tests {
             &[&b"data: a\r\n\r\ndata: b\r\rdata: c\n\n"[..]][..],
             &[b"data: a\r", b"\n\r", b"\ndata: b\r", b"\rdata: c\n", b"\n"],
             &[b"da", b"ta: a\r\n", b"\r\nd", b"ata: b\r\r", b"data: c\n\n"],
+            // An empty read between a CR and its LF (found by the `sse` fuzzer).
+            &[b"data: a\r", b"", b"\n\r", b"", b"", b"\ndata: b\r\r", b"data: c\n\n"],
         ] {
             assert_eq!(datas(&parse_in(chunks)), ["a", "b", "c"], "{chunks:?}");
         }
