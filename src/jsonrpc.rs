@@ -365,9 +365,17 @@ impl Frame {
 
     /// Parses the whole frame into a JSON value (a copy: the text stays as it was).
     pub fn value(&self) -> serde_json::Value {
-        // The text parsed as JSON once already, so this only fails on a depth the view never
-        // walked; an empty object is a safe stand-in for a frame no caller can inspect.
-        serde_json::from_str(self.text()).unwrap_or_else(|_| serde_json::json!({}))
+        // The text parsed as JSON once already, so this fails only on a number a double cannot
+        // hold (read as JavaScript reads it: `Infinity`, written back as `null`) or on a depth
+        // the view never walked; an empty object is a safe stand-in for a frame no caller can
+        // inspect.
+        serde_json::from_str(self.text())
+            .ok()
+            .or_else(|| {
+                crate::json::number::with_infinities_as_null(self.text())
+                    .and_then(|text| serde_json::from_str(&text).ok())
+            })
+            .unwrap_or_else(|| serde_json::json!({}))
     }
 
     /// The frame with its id replaced, every other byte kept where possible.
@@ -418,6 +426,17 @@ mod tests {
         assert_eq!(r.kind(), FrameKind::Response);
         let e = Frame::parse(r#"{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}"#);
         assert_eq!(e.unwrap().kind(), FrameKind::ErrorResponse);
+    }
+
+    #[test]
+    fn a_number_past_a_double_reads_as_null_not_as_an_empty_frame() {
+        let f =
+            Frame::parse(r#"{"jsonrpc":"2.0","id":1,"result":{"n":1e400,"token":"abcdefghij"}}"#)
+                .unwrap();
+        assert_eq!(
+            f.value(),
+            serde_json::json!({"jsonrpc":"2.0","id":1,"result":{"n":null,"token":"abcdefghij"}})
+        );
     }
 
     #[test]

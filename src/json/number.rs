@@ -24,6 +24,38 @@ pub(crate) fn js_number_text(text: &str) -> String {
     }
 }
 
+/// JSON text with every number a double cannot hold (`1e400`, which JavaScript reads as
+/// `Infinity`) written as `null`, as `JSON.stringify(JSON.parse(text))` writes it; `None` when the
+/// text holds none. serde_json refuses such a number, while JavaScript and our frame parsers take
+/// its text, so a value read from a frame holding one goes through here.
+pub(crate) fn with_infinities_as_null(text: &str) -> Option<String> {
+    use super::token::{Escapes, number, string_end};
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => i = string_end(b, i, Escapes::Any)?.0,
+            b'-' | b'0'..=b'9' => {
+                let end = number(b, i)?.end.max(i + 1);
+                let spelled = text.get(i..end)?;
+                if !spelled.parse::<f64>().is_ok_and(f64::is_finite) {
+                    let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    out.push_str(&text[copied..i]);
+                    out.push_str("null");
+                    copied = end;
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    let mut out = out?;
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// Appends `n` as JavaScript spells it, without allocating.
 pub(crate) fn write_number(n: f64, out: &mut String) {
     if n.fract() == 0.0 && n.abs() < 1e15 {
@@ -58,6 +90,20 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn numbers_past_a_double_become_null() {
+        assert_eq!(with_infinities_as_null(r#"{"a":1,"b":"1e400"}"#), None);
+        assert_eq!(
+            with_infinities_as_null(r#"{"a":1e400,"b":[-2E999,0.5],"1e400":"x"}"#).as_deref(),
+            Some(r#"{"a":null,"b":[null,0.5],"1e400":"x"}"#)
+        );
+        // A string with an escaped quote does not end early.
+        assert_eq!(
+            with_infinities_as_null(r#"{"a\"1e400":9e9999}"#).as_deref(),
+            Some(r#"{"a\"1e400":null}"#)
+        );
+    }
 
     /// ECMAScript's Number::toString steps spelled out over Rust's shortest round-trip digits
     /// (`{:e}`): the hand-written implementation this module used before `ryu-js`, kept as the
