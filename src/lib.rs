@@ -51,6 +51,8 @@ pub(crate) mod record;
 pub(crate) mod redact;
 pub mod replay;
 pub(crate) mod report;
+#[cfg(test)]
+mod scaling;
 pub(crate) mod severity;
 pub mod testing;
 pub mod transport;

@@ -109,11 +109,12 @@ pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
         // is taken whole rather than cut at its first `@` (a cut password is a leaked half).
         // A "password" that is a port followed by a path (`host:8080/a@b`) is not one: see
         // [`is_port_and_path`]. Up to three single spaces may sit inside a password (`redis://
-        // :my pass word@cache`); a port followed by a space is prose, not a password.
+        // :my pass word@cache`); a port followed by a space is prose, not a password. The
+        // pattern matches only the password's first character; [`PasswordRuns`] finds its `@`.
         builtin(
             "urlcreds",
             &format!(
-                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\]+(?: [^{JS_SPACE}?#"'<>`\\]+){{0,3}})@"#
+                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:([^{JS_SPACE}?#"'<>`\\])"#
             ),
             Some(1),
             &["://"],
@@ -169,7 +170,7 @@ pub(crate) static BUILTINS: LazyLock<Vec<Builtin>> = LazyLock::new(|| {
             ..builtin(
                 KEYCTX,
                 &format!(
-                    r#"(?:{b}([A-Za-z_][A-Za-z0-9_.-]{{0,63}})(?:\\?["'])?[ \t]*([:=])[ \t]*(?:\\?["'])?|(?:^|[ \t])(--)([A-Za-z][A-Za-z0-9_.-]{{0,63}})[ \t]+)([^{JS_SPACE}"'`\\&<>,;]+)"#
+                    r#"(?:{b}([A-Za-z_][A-Za-z0-9_.-]{{0,63}})(?:\\?["'])?[ \t]*([:=])[ \t]*(?:\\?["'])?|(?:^|[ \t])(--)([A-Za-z][A-Za-z0-9_.-]{{0,63}})[ \t]+)([^{JS_SPACE}"'`\\&<>,;])"#
                 ),
                 Some(5),
                 &[],
@@ -195,30 +196,150 @@ pub(crate) const PAIR_TRIGGERS: [&str; 8] = [
 /// characters (ASCII) and holds the three-letter word whole, and `--` and a space may precede it.
 const PAIR_NAME_REACH: usize = 64;
 
-/// The secret in a pair the [`Kind::Pair`] rule matched, or `None` when it is not one: the name
-/// must be sensitive, and the value, less trailing punctuation, at least 8 characters. After a
-/// `:` (prose: "token: required") the value must also hold a digit or a symbol.
-fn pair_value<'t>(caps: &regex::Captures<'t>, keys: &KeyRules) -> Option<std::ops::Range<usize>> {
+/// The secret in a pair the [`Kind::Pair`] rule matched, and where the whole match ends, or
+/// `None` when it is not one: the name must be sensitive, and the value, less trailing
+/// punctuation, at least 8 characters. After a `:` (prose: "token: required") the value must
+/// also hold a digit or a symbol. The rule's pattern matches only the value's first character;
+/// the value runs on to the end of its run of value characters ([`ValueRuns`]).
+fn pair_value(
+    s: &str,
+    caps: &regex::Captures<'_>,
+    keys: &KeyRules,
+    runs: &mut ValueRuns,
+) -> Option<(std::ops::Range<usize>, usize)> {
     let name = caps.get(1).or_else(|| caps.get(4))?.as_str();
     if !keys.classify(name).sensitive {
         return None;
     }
-    let value = caps.get(5)?;
-    let trimmed = value
-        .as_str()
-        .trim_end_matches(['.', ':', ')', ']', '}', '!', '?']);
-    if trimmed.chars().count() < MIN_SECRET_LEN {
-        return None;
-    }
+    let start = caps.get(5)?.start();
+    let (end, trimmed) = runs.run(s, start);
+    // At least MIN_SECRET_LEN characters, counted no further than that.
+    s[start..trimmed].chars().nth(MIN_SECRET_LEN - 1)?;
     let colon = caps.get(2).is_some_and(|m| m.as_str() == ":");
-    if colon
-        && !trimmed
-            .chars()
-            .any(|c| c.is_ascii_digit() || "-_+/=~!@#$%^*".contains(c))
-    {
+    if colon && !runs.has_symbol(s, start, trimmed) {
         return None;
     }
-    Some(value.start()..value.start() + trimmed.len())
+    Some((start..trimmed, end))
+}
+
+/// What ends a run a `urlcreds` password may span: whitespace, `?`, `#`, a quote, `<`, `>` or a
+/// backslash.
+static PASSWORD_END: LazyLock<Regex> =
+    LazyLock::new(|| match Regex::new(&format!(r#"[{JS_SPACE}?#"'<>`\\]"#)) {
+        Ok(r) => r,
+        Err(e) => panic!("the password's end does not compile: {e}"),
+    });
+
+/// Where a `urlcreds` password ends. It runs over up to four runs of password characters joined
+/// by single spaces, to the last `@` in them that has a character of its run before it (what
+/// the greedy pattern `[^…]+(?: [^…]+){0,3}@` takes). Every candidate URL whose password starts
+/// inside one run shares that answer, so it is remembered: a line of many URLs whose ports and
+/// paths are no password (`http://h:8080/a@` repeated) costs one pass over each run instead of
+/// one per URL.
+#[derive(Debug, Default)]
+struct PasswordRuns {
+    /// The last run: its start and end, its last `@`, and the last fitting `@` of the runs
+    /// after it.
+    run: Option<(usize, usize, Option<usize>, Option<usize>)>,
+}
+
+impl PasswordRuns {
+    /// The position of the `@` closing the password that starts at `at`, if there is one.
+    fn end(&mut self, s: &str, at: usize) -> Option<usize> {
+        let (_, _, own, later) = match self.run {
+            Some(run) if run.0 <= at && at < run.1 => run,
+            _ => {
+                let run = password_runs(s, at);
+                self.run = Some(run);
+                run
+            }
+        };
+        later.or(own.filter(|&q| q > at))
+    }
+}
+
+fn password_runs(s: &str, at: usize) -> (usize, usize, Option<usize>, Option<usize>) {
+    let bytes = s.as_bytes();
+    let run_end = |from: usize| PASSWORD_END.find_at(s, from).map_or(s.len(), |m| m.start());
+    let end = run_end(at);
+    let own = memchr::memrchr(b'@', &bytes[at..end]).map(|i| at + i);
+    let mut later = None;
+    let mut last = end;
+    for _ in 0..3 {
+        // The next run: one space, then at least one password character.
+        if bytes.get(last) != Some(&b' ') {
+            break;
+        }
+        let next = last + 1;
+        let next_end = if next < s.len() { run_end(next) } else { next };
+        if next_end == next {
+            break;
+        }
+        // The `@` must follow a character of its own run.
+        if let Some(i) = memchr::memrchr(b'@', &bytes[next + 1..next_end]) {
+            later = Some(next + 1 + i);
+        }
+        last = next_end;
+    }
+    (at, end, own, later)
+}
+
+/// What ends a pair's value: whitespace, a quote, a backslash, `&`, `,`, `;`, `<` or `>`.
+static VALUE_END: LazyLock<Regex> =
+    LazyLock::new(|| match Regex::new(&format!(r#"[{JS_SPACE}"'`\\&<>,;]"#)) {
+        Ok(r) => r,
+        Err(e) => panic!("the pair value's end does not compile: {e}"),
+    });
+
+/// The runs of value characters the pair rule has looked at, remembered: every candidate pair
+/// whose value starts inside one run shares its end, its trimmed end and the place of its first
+/// digit or symbol, so a line of many pairs (a hostile `token:token:token:…`) costs one pass
+/// over each run instead of one per pair.
+#[derive(Debug, Default)]
+struct ValueRuns {
+    /// The last run: where it starts, where it ends, and where its last character that is not
+    /// trailing punctuation ends.
+    run: Option<(usize, usize, usize)>,
+    /// In that run: from this place, the first digit or symbol is at the second (the run's end
+    /// when there is none).
+    symbol: Option<(usize, usize)>,
+}
+
+impl ValueRuns {
+    /// The end of the run holding `at`, and the end of a value starting at `at` less its
+    /// trailing punctuation.
+    fn run(&mut self, s: &str, at: usize) -> (usize, usize) {
+        let (end, trimmed) = match self.run {
+            Some((start, end, trimmed)) if start <= at && at < end => (end, trimmed),
+            _ => {
+                let end = VALUE_END.find_at(s, at).map_or(s.len(), |m| m.start());
+                let trimmed = at
+                    + s[at..end]
+                        .trim_end_matches(['.', ':', ')', ']', '}', '!', '?'])
+                        .len();
+                self.run = Some((at, end, trimmed));
+                self.symbol = None;
+                (end, trimmed)
+            }
+        };
+        (end, trimmed.max(at))
+    }
+
+    /// Whether `s[at..to]` (inside the current run) holds a digit or a symbol.
+    fn has_symbol(&mut self, s: &str, at: usize, to: usize) -> bool {
+        let first = match self.symbol {
+            Some((from, first)) if from <= at && at <= first => first,
+            _ => {
+                let end = self.run.map_or(s.len(), |(_, end, _)| end);
+                let first = s[at..end]
+                    .find(|c: char| c.is_ascii_digit() || "-_+/=~!@#$%^*".contains(c))
+                    .map_or(end, |i| at + i);
+                self.symbol = Some((at, first));
+                first
+            }
+        };
+        first < to
+    }
 }
 
 /// Literals one of which every built-in match contains. A JSON string whose text holds none of
@@ -411,6 +532,8 @@ impl Shapes<'_> {
     ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
         let spans = placeholder_spans(s);
         let mut found = Vec::new();
+        let mut runs = ValueRuns::default();
+        let mut passwords = PasswordRuns::default();
         let mut at = 0;
         // Non-overlapping matches, left to right, as `find_iter` would give them; done by hand
         // so that a capped match can end early or be refused at its start.
@@ -438,16 +561,20 @@ impl Shapes<'_> {
                         break;
                     };
                     let secret = match kind {
-                        Kind::Plain => found.get(g).map(|m| m.range()),
-                        Kind::Pair => pair_value(&found, self.keys),
+                        Kind::Plain if name == "urlcreds" => found.get(g).and_then(|m| {
+                            let at = passwords.end(s, m.start())?;
+                            Some((m.start()..at, at + 1))
+                        }),
+                        Kind::Plain => found.get(g).map(|m| (m.range(), whole.end())),
+                        Kind::Pair => pair_value(s, &found, self.keys, &mut runs),
                     };
-                    let Some(secret) = secret else {
+                    let Some((secret, end)) = secret else {
                         // Not a secret here; look again from the next character (a shorter
                         // name may start inside this one's match).
                         at = next_boundary(s, whole.start());
                         continue;
                     };
-                    (whole.range(), secret)
+                    (whole.start()..end, secret)
                 }
             };
             at = if whole.is_empty() {
@@ -850,6 +977,177 @@ mod tests {
         assert_eq!(redact(&once), once);
     }
 
+    /// The pair rule as first written: its pattern matches the value whole, and plain scans
+    /// check it. Quadratic on a line of many pairs; kept to hold the rule's remembered runs
+    /// ([`ValueRuns`]) equal to it.
+    fn plain_pairs(
+        s: &str,
+        keys: &KeyRules,
+    ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+        static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+            let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
+                panic!("the pair rule is built in");
+            };
+            let pattern = rule.regex.as_str();
+            let Some(single) = pattern.strip_suffix(')') else {
+                panic!("the value is the last group");
+            };
+            Regex::new(&format!("{single}+)")).unwrap()
+        });
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at <= s.len() {
+            let Some(caps) = PLAIN.captures_at(s, at) else {
+                break;
+            };
+            let whole = caps.get(0).unwrap();
+            let name = caps.get(1).or_else(|| caps.get(4)).unwrap().as_str();
+            let value = caps.get(5).unwrap();
+            let trimmed = value
+                .as_str()
+                .trim_end_matches(['.', ':', ')', ']', '}', '!', '?']);
+            let colon = caps.get(2).is_some_and(|m| m.as_str() == ":");
+            let symbol = trimmed
+                .chars()
+                .any(|c| c.is_ascii_digit() || "-_+/=~!@#$%^*".contains(c));
+            if !keys.classify(name).sensitive
+                || trimmed.chars().count() < MIN_SECRET_LEN
+                || (colon && !symbol)
+            {
+                at = next_boundary(s, whole.start());
+                continue;
+            }
+            out.push((whole.range(), value.start()..value.start() + trimmed.len()));
+            at = whole.end();
+        }
+        out
+    }
+
+    /// The `urlcreds` rule as first written: its pattern matches the password and its `@`
+    /// whole. Quadratic on a line of many URLs; kept to hold [`PasswordRuns`] equal to it.
+    fn plain_url_passwords(s: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+        static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
+            let b = r"(?-u:\b)";
+            let p = format!(r#"[^{JS_SPACE}?#"'<>`\\]"#);
+            Regex::new(&format!(
+                r#"{b}[a-zA-Z][a-zA-Z0-9+.-]{{0,31}}://[^{JS_SPACE}:/@]*:({p}+(?: {p}+){{0,3}})@"#
+            ))
+            .unwrap()
+        });
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at <= s.len() {
+            let Some(caps) = PLAIN.captures_at(s, at) else {
+                break;
+            };
+            let whole = caps.get(0).unwrap();
+            let secret = caps.get(1).unwrap();
+            if is_port_and_path(secret.as_str()) {
+                at = next_boundary(s, whole.start());
+                continue;
+            }
+            out.push((whole.range(), secret.range()));
+            at = whole.end();
+        }
+        out
+    }
+
+    #[test]
+    fn url_passwords_end_where_the_plain_search_ends() {
+        let allow = HashSet::new();
+        let keys = KeyRules::default();
+        let shapes = Shapes {
+            user: &[],
+            allow: &allow,
+            keys: &keys,
+        };
+        let Some(rule) = BUILTINS.iter().find(|r| r.name == "urlcreds") else {
+            panic!("urlcreds is built in");
+        };
+        for text in [
+            "http://u:pw @",
+            "http://u:pw @@ x",
+            "http://u:a b c d e@",
+            "http://u:a b c d@ e@",
+            "http://u:a b c@ d@",
+            "http://u:a  b@",
+            "http://u:a\tb@",
+            "http://h:8080/a@b@",
+            "http://h:8080/a@http://u:pw@host",
+            "x://u:p@ y://u:q@",
+            "see redis://:my pass word@cache now",
+        ] {
+            let found = shapes.matches_from(
+                text,
+                rule.name,
+                &rule.regex,
+                rule.group,
+                rule.kind,
+                Guard::Claiming,
+                false,
+            );
+            assert_eq!(found, plain_url_passwords(text), "{text:?}");
+        }
+        // The plain search does find passwords here: the comparison is not vacuous.
+        assert_eq!(
+            plain_url_passwords("see redis://:my pass word@cache now").len(),
+            1
+        );
+        assert_eq!(
+            plain_url_passwords("http://h:8080/a@http://u:pw@host").len(),
+            1
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn url_passwords_equal_the_plain_search(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("http://"), proptest::strategy::Just("a+b://"),
+                proptest::strategy::Just("user"), proptest::strategy::Just(":"),
+                proptest::strategy::Just("8080"), proptest::strategy::Just("/"),
+                proptest::strategy::Just("@"), proptest::strategy::Just(" "),
+                proptest::strategy::Just("  "), proptest::strategy::Just("pw"),
+                proptest::strategy::Just("?"), proptest::strategy::Just("#"),
+                proptest::strategy::Just("\""), proptest::strategy::Just("é"),
+                proptest::strategy::Just("\t"),
+            ], 0..40),
+        ) {
+            let text: String = parts.concat();
+            let allow = HashSet::new();
+            let keys = KeyRules::default();
+            let shapes = Shapes { user: &[], allow: &allow, keys: &keys };
+            let Some(rule) = BUILTINS.iter().find(|r| r.name == "urlcreds") else {
+                panic!("urlcreds is built in");
+            };
+            let found = shapes.matches_from(
+                &text, rule.name, &rule.regex, rule.group, rule.kind, Guard::Claiming, false,
+            );
+            proptest::prop_assert_eq!(found, plain_url_passwords(&text), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn the_rules_are_linear_in_the_text() {
+        // Hostile lines: every `token` a sensitive name whose value runs to the end of the
+        // line, and every URL a port and path whose "password" runs to the last `@` (the
+        // plain searches looked at the whole rest of the line once per candidate).
+        let allow = HashSet::new();
+        let keys = KeyRules::default();
+        let shapes = Shapes {
+            user: &[],
+            allow: &allow,
+            keys: &keys,
+        };
+        for unit in ["token:", "token=a=", "http://h:8080/a@", "--token --token "] {
+            let small = unit.repeat(16 * 1024 / unit.len());
+            let large = unit.repeat(64 * 1024 / unit.len());
+            crate::scaling::assert_linear(unit, &small, &large, &|text| {
+                std::hint::black_box(shapes.apply(text, &mut |_, _| {}));
+            });
+        }
+    }
+
     #[test]
     fn pair_search_near_words_reaches_back_a_whole_name() {
         let allow = HashSet::new();
@@ -939,6 +1237,8 @@ mod tests {
                 proptest::strategy::Just("\t"), proptest::strategy::Just("."),
                 proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("é"),
                 proptest::strategy::Just("[REDACTED:keyctx:0123abcd]"),
+                proptest::strategy::Just("token:"), proptest::strategy::Just("1"),
+                proptest::strategy::Just(")."), proptest::strategy::Just("--token "),
                 proptest::strategy::Just("x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x"),
             ], 0..40),
         ) {
@@ -956,7 +1256,10 @@ mod tests {
                 let near = shapes.matches_from(
                     &text, rule.name, &rule.regex, rule.group, rule.kind, guard, true,
                 );
-                proptest::prop_assert_eq!(plain, near, "{:?}", text);
+                proptest::prop_assert_eq!(&plain, &near, "{:?}", text);
+                if matches!(guard, Guard::Claiming) {
+                    proptest::prop_assert_eq!(plain, plain_pairs(&text, &keys), "{:?}", text);
+                }
             }
         }
     }

@@ -229,7 +229,15 @@ mod tests {
             &[b"data: a\r", b"\n\r", b"\ndata: b\r", b"\rdata: c\n", b"\n"],
             &[b"da", b"ta: a\r\n", b"\r\nd", b"ata: b\r\r", b"data: c\n\n"],
             // An empty read between a CR and its LF (found by the `sse` fuzzer).
-            &[b"data: a\r", b"", b"\n\r", b"", b"", b"\ndata: b\r\r", b"data: c\n\n"],
+            &[
+                b"data: a\r",
+                b"",
+                b"\n\r",
+                b"",
+                b"",
+                b"\ndata: b\r\r",
+                b"data: c\n\n",
+            ],
         ] {
             assert_eq!(datas(&parse_in(chunks)), ["a", "b", "c"], "{chunks:?}");
         }
