@@ -708,14 +708,27 @@ fn next_boundary(s: &str, at: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn redact(s: &str) -> String {
-        let allow = HashSet::new();
-        let keys = KeyRules::default();
-        let shapes = Shapes {
+    /// The built-in rules with no config: nothing allowed, no extra keys.
+    fn builtin_shapes() -> Shapes<'static> {
+        static ALLOW: LazyLock<HashSet<String>> = LazyLock::new(HashSet::new);
+        static KEYS: LazyLock<KeyRules> = LazyLock::new(KeyRules::default);
+        Shapes {
             user: &[],
-            allow: &allow,
-            keys: &keys,
-        };
+            allow: &ALLOW,
+            keys: &KEYS,
+        }
+    }
+
+    /// The built-in rule named `name` (the pair rule is named `keyctx`).
+    fn builtin_rule(name: &str) -> &'static Builtin {
+        match BUILTINS.iter().find(|r| r.name == name) {
+            Some(rule) => rule,
+            None => panic!("{name} is not built in"),
+        }
+    }
+
+    fn redact(s: &str) -> String {
+        let shapes = builtin_shapes();
         shapes
             .apply(s, &mut |_, _| {})
             .unwrap_or_else(|| s.to_owned())
@@ -985,9 +998,7 @@ mod tests {
         keys: &KeyRules,
     ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
         static PLAIN: LazyLock<Regex> = LazyLock::new(|| {
-            let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
-                panic!("the pair rule is built in");
-            };
+            let rule = builtin_rule("keyctx");
             let pattern = rule.regex.as_str();
             let Some(single) = pattern.strip_suffix(')') else {
                 panic!("the value is the last group");
@@ -1054,16 +1065,8 @@ mod tests {
 
     #[test]
     fn url_passwords_end_where_the_plain_search_ends() {
-        let allow = HashSet::new();
-        let keys = KeyRules::default();
-        let shapes = Shapes {
-            user: &[],
-            allow: &allow,
-            keys: &keys,
-        };
-        let Some(rule) = BUILTINS.iter().find(|r| r.name == "urlcreds") else {
-            panic!("urlcreds is built in");
-        };
+        let shapes = builtin_shapes();
+        let rule = builtin_rule("urlcreds");
         for text in [
             "http://u:pw @",
             "http://u:pw @@ x",
@@ -1114,12 +1117,8 @@ mod tests {
             ], 0..40),
         ) {
             let text: String = parts.concat();
-            let allow = HashSet::new();
-            let keys = KeyRules::default();
-            let shapes = Shapes { user: &[], allow: &allow, keys: &keys };
-            let Some(rule) = BUILTINS.iter().find(|r| r.name == "urlcreds") else {
-                panic!("urlcreds is built in");
-            };
+            let shapes = builtin_shapes();
+            let rule = builtin_rule("urlcreds");
             let found = shapes.matches_from(
                 &text, rule.name, &rule.regex, rule.group, rule.kind, Guard::Claiming, false,
             );
@@ -1132,13 +1131,7 @@ mod tests {
         // Hostile lines: every `token` a sensitive name whose value runs to the end of the
         // line, and every URL a port and path whose "password" runs to the last `@` (the
         // plain searches looked at the whole rest of the line once per candidate).
-        let allow = HashSet::new();
-        let keys = KeyRules::default();
-        let shapes = Shapes {
-            user: &[],
-            allow: &allow,
-            keys: &keys,
-        };
+        let shapes = builtin_shapes();
         for unit in ["token:", "token=a=", "http://h:8080/a@", "--token --token "] {
             let small = unit.repeat(16 * 1024 / unit.len());
             let large = unit.repeat(64 * 1024 / unit.len());
@@ -1150,16 +1143,8 @@ mod tests {
 
     #[test]
     fn pair_search_near_words_reaches_back_a_whole_name() {
-        let allow = HashSet::new();
-        let keys = KeyRules::default();
-        let shapes = Shapes {
-            user: &[],
-            allow: &allow,
-            keys: &keys,
-        };
-        let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
-            panic!("the pair rule is built in");
-        };
+        let shapes = builtin_shapes();
+        let rule = builtin_rule("keyctx");
         // A 64-character name whose word ends it, after ` --`; and a password after many
         // pairs whose names are not sensitive.
         let long = format!("x{}_token", "y".repeat(57));
@@ -1243,12 +1228,8 @@ mod tests {
             ], 0..40),
         ) {
             let text: String = parts.concat();
-            let allow = HashSet::new();
-            let keys = KeyRules::default();
-            let shapes = Shapes { user: &[], allow: &allow, keys: &keys };
-            let Some(rule) = BUILTINS.iter().find(|r| r.kind == Kind::Pair) else {
-                panic!("the pair rule is built in");
-            };
+            let shapes = builtin_shapes();
+            let rule = builtin_rule("keyctx");
             for guard in [Guard::None, Guard::Claiming] {
                 let plain = shapes.matches_from(
                     &text, rule.name, &rule.regex, rule.group, rule.kind, guard, false,
@@ -1258,7 +1239,7 @@ mod tests {
                 );
                 proptest::prop_assert_eq!(&plain, &near, "{:?}", text);
                 if matches!(guard, Guard::Claiming) {
-                    proptest::prop_assert_eq!(plain, plain_pairs(&text, &keys), "{:?}", text);
+                    proptest::prop_assert_eq!(plain, plain_pairs(&text, shapes.keys), "{:?}", text);
                 }
             }
         }
