@@ -277,14 +277,9 @@ fn run(mut cmd: Command) -> Value {
     serde_json::from_slice(&out.stdout).expect("client printed JSON")
 }
 
-/// Runs an SDK client (`py` or `ts`) answering as `answers` against a replay of its own
-/// recording; what it saw, the replay's exit code and its stderr.
-fn sdk_session(sdk: &str, answers: &str) -> (Value, i32, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let server = replay_command(
-        &fixture(&format!("everything-{sdk}.cassette.jsonl")),
-        dir.path(),
-    );
+/// The SDK client (`py` or `ts`) that answers the server's requests as `answers`, ready for
+/// `--` and its server.
+fn asks_client(sdk: &str, answers: &str) -> Command {
     let mut cmd = match sdk {
         "py" => {
             let mut c = Command::new(python());
@@ -297,10 +292,20 @@ fn sdk_session(sdk: &str, answers: &str) -> (Value, i32, String) {
             c
         }
     };
-    cmd.current_dir(interop_dir())
-        .arg(answers)
-        .arg("--")
-        .args(&server);
+    cmd.current_dir(interop_dir()).arg(answers);
+    cmd
+}
+
+/// Runs an SDK client (`py` or `ts`) answering as `answers` against a replay of its own
+/// recording; what it saw, the replay's exit code and its stderr.
+fn sdk_session(sdk: &str, answers: &str) -> (Value, i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = replay_command(
+        &fixture(&format!("everything-{sdk}.cassette.jsonl")),
+        dir.path(),
+    );
+    let mut cmd = asks_client(sdk, answers);
+    cmd.arg("--").args(&server);
     let seen = run(cmd);
     // The replay ends when the client closes its input; its status is written just after.
     let code_file = dir.path().join("code");
@@ -662,22 +667,8 @@ fn sdk_http_session(sdk: &str, answers: &str) -> (Value, Option<i32>, String) {
         &fixture(&format!("everything-http-{sdk}.cassette.jsonl")),
         &[],
     );
-    let mut cmd = match sdk {
-        "py" => {
-            let mut c = Command::new(python());
-            c.arg("py-asks.py");
-            c
-        }
-        _ => {
-            let mut c = Command::new("node");
-            c.arg("ts-asks.mjs");
-            c
-        }
-    };
-    cmd.current_dir(interop_dir())
-        .arg(answers)
-        .arg("--")
-        .arg(&server.url);
+    let mut cmd = asks_client(sdk, answers);
+    cmd.arg("--").arg(&server.url);
     let seen = run(cmd);
     let (code, stderr) = server.stop();
     (seen, code, stderr)
