@@ -9,7 +9,9 @@
 
 use std::ops::Range;
 
-use super::keys::{KeyCtx, KeyRules, is_schema_map};
+#[cfg(test)]
+use super::keys::KeyRules;
+use super::keys::{KeyCtx, is_schema_map};
 use crate::json::token::{self, Escapes};
 
 /// The text is not a single JSON value.
@@ -142,13 +144,14 @@ impl<'t> Cursor<'t> {
     }
 }
 
-/// Walks one JSON value. `visit(span, scalar, ctx, path)` is called for every string and number
+/// Walks one JSON value; `classify` gives the context a member's value gets from its key.
+/// `visit(span, scalar, ctx, path)` is called for every string and number
 /// value, and for every key (with the context of the object holding it). `trusted` says the text already parsed as JSON (a frame), which lets
 /// strings be skipped faster; untrusted text is checked strictly and refused with [`NotJson`]
 /// unless it is exactly one JSON value.
 pub(crate) fn walk<'t>(
     text: &'t str,
-    keys: &KeyRules,
+    classify: &dyn Fn(&str) -> KeyCtx,
     trusted: bool,
     mut visit: impl FnMut(Range<usize>, Scalar<'t>, KeyCtx, &Path<'_, 't>),
 ) -> Result<(), NotJson> {
@@ -175,7 +178,7 @@ pub(crate) fn walk<'t>(
                             && is_schema_map(&Scalar::string_value(l.key, l.key_escaped))
                     });
                     let key_start = c.i;
-                    let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
+                    let (key, key_escaped, member_ctx) = member_key(&mut c, classify)?;
                     stack.push(Level {
                         kind: Kind::Object,
                         key,
@@ -243,7 +246,7 @@ pub(crate) fn walk<'t>(
                     c.i += 1;
                     c.ws();
                     let key_start = c.i;
-                    let (key, key_escaped, member_ctx) = member_key(&mut c, keys)?;
+                    let (key, key_escaped, member_ctx) = member_key(&mut c, classify)?;
                     level.key = key;
                     level.key_escaped = key_escaped;
                     let parent = level.ctx;
@@ -284,9 +287,12 @@ fn member(own: KeyCtx, parent: KeyCtx, schema_map: bool) -> KeyCtx {
 }
 
 /// Reads `"key" :`; returns the key as written and the context its value gets.
-fn member_key<'t>(c: &mut Cursor<'t>, keys: &KeyRules) -> Result<(&'t str, bool, KeyCtx), NotJson> {
+fn member_key<'t>(
+    c: &mut Cursor<'t>,
+    classify: &dyn Fn(&str) -> KeyCtx,
+) -> Result<(&'t str, bool, KeyCtx), NotJson> {
     let (content, escaped) = c.string()?;
-    let ctx = keys.classify(&Scalar::string_value(content, escaped));
+    let ctx = classify(&Scalar::string_value(content, escaped));
     c.ws();
     c.expect(b':')?;
     c.ws();
@@ -300,14 +306,14 @@ mod tests {
     fn scalars(text: &str) -> Result<Vec<(String, String, bool)>, NotJson> {
         let keys = KeyRules::default();
         let mut out = Vec::new();
-        walk(text, &keys, false, |span, s, ctx, path| {
+        walk(text, &|k| keys.classify(k), false, |span, s, ctx, path| {
             if !matches!(s, Scalar::Key { .. }) {
                 out.push((path.render(), text[span].to_owned(), ctx.sensitive));
             }
         })?;
         // The fast mode agrees with the strict one on valid JSON.
         let mut fast = Vec::new();
-        walk(text, &keys, true, |span, s, ctx, path| {
+        walk(text, &|k| keys.classify(k), true, |span, s, ctx, path| {
             if let Scalar::Key { content, .. } = s {
                 assert_eq!(&text[span], format!("\"{content}\""));
             } else {

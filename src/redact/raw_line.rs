@@ -43,43 +43,48 @@ pub(super) fn redact(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<S
 
 fn redact_once(inner: &Inner, line: &str, hit: &mut HitFn<'_>) -> Option<String> {
     let mut found: Vec<KeyHit> = Vec::new();
-    let walked = json::walk(line, &inner.keys, false, |span, scalar, ctx, path| {
-        if !ctx.sensitive {
-            return;
-        }
-        match scalar {
-            Scalar::Str { content, escaped } => {
-                if content.len() < MIN_SECRET_LEN {
-                    return;
+    let walked = json::walk(
+        line,
+        &|k| inner.key_ctx(k),
+        false,
+        |span, scalar, ctx, path| {
+            if !ctx.sensitive {
+                return;
+            }
+            match scalar {
+                Scalar::Str { content, escaped } => {
+                    if content.len() < MIN_SECRET_LEN {
+                        return;
+                    }
+                    let value = Scalar::string_value(content, escaped);
+                    if is_string_secret(ctx, &value, &inner.allow) {
+                        found.push(KeyHit {
+                            span,
+                            secret: value.into_owned(),
+                            numeric: false,
+                            path: path.render(),
+                        });
+                    }
                 }
-                let value = Scalar::string_value(content, escaped);
-                if is_string_secret(ctx, &value, &inner.allow) {
-                    found.push(KeyHit {
-                        span,
-                        secret: value.into_owned(),
-                        numeric: false,
-                        path: path.render(),
-                    });
+                // Keys go through the shape rules over the whole line below.
+                Scalar::Key { .. } => {}
+                Scalar::Num(n) => {
+                    if let Some(secret) = n
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(|f| numeric_secret(ctx, f, &inner.allow))
+                    {
+                        found.push(KeyHit {
+                            span,
+                            secret,
+                            numeric: true,
+                            path: path.render(),
+                        });
+                    }
                 }
             }
-            // Keys go through the shape rules over the whole line below.
-            Scalar::Key { .. } => {}
-            Scalar::Num(n) => {
-                if let Some(secret) = n
-                    .parse::<f64>()
-                    .ok()
-                    .and_then(|f| numeric_secret(ctx, f, &inner.allow))
-                {
-                    found.push(KeyHit {
-                        span,
-                        secret,
-                        numeric: true,
-                        path: path.render(),
-                    });
-                }
-            }
-        }
-    });
+        },
+    );
     if walked.is_err() {
         found.clear();
     }

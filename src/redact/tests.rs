@@ -722,3 +722,27 @@ fn a_renamed_sensitive_key_keeps_its_context() {
     let (out, _) = r.redact_frame(&f).expect("redacted");
     assert!(!out.text().contains("hunter-two-xyz"), "{}", out.text());
 }
+
+#[test]
+fn a_key_a_pattern_rewrites_into_a_sensitive_one_is_judged_as_written() {
+    // `REDACTEDname` is not the configured key `name`, but once the pattern has replaced
+    // `REDACTED` the key reads `name` without its placeholder: the first pass takes the value,
+    // as a second pass would (fuzz bug 12), on every path.
+    let cfg = RedactConfig::parse(
+        r#"{"patterns":[{"name":"word","regex":"REDACTED","flags":"i"}],"keys":["name"]}"#,
+        "c",
+    )
+    .unwrap();
+    let r = Redactor::with_config(&cfg);
+    let (once, n) = r.redact_value(&json!({"REDACTEDname": "pub=lic-value"}));
+    assert!(!once.to_string().contains("pub=lic-value"), "{once}");
+    assert_eq!(n, 2);
+    assert_eq!(r.redact_value(&once), (once.clone(), 0));
+    let f =
+        frame(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"REDACTEDname":"pub=lic-value"}}"#);
+    let (out, _) = r.redact_frame(&f).expect("redacted");
+    assert!(!out.text().contains("pub=lic-value"), "{}", out.text());
+    assert!(r.redact_frame(&out).is_none());
+    let (line, _) = r.redact_raw_line(r#"{"REDACTEDname":"pub=lic-value"} tail"#);
+    assert!(!line.contains("pub=lic-value"), "{line}");
+}

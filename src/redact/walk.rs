@@ -92,6 +92,24 @@ impl Inner {
         }
     }
 
+    /// The context a member's value gets from its key: judged on the key as sent and, when a
+    /// rule rewrites the key, on the key as written too (without its placeholders, see
+    /// [`KeyRules::is_sensitive`]). A second pass reads the key as written, so a value that
+    /// pass would take as a secret is taken by the first, or redacting twice would change
+    /// something (docs/fuzzing.md, bug 12).
+    pub(super) fn key_ctx(&self, key: &str) -> KeyCtx {
+        let own = self.keys.classify(key);
+        // Only a user pattern or a built-in shape (whose literals the prefilter knows) can
+        // rewrite a key.
+        if own.sensitive || (self.user.is_empty() && !SHAPE_TRIGGER_AC.is_match(key)) {
+            return own;
+        }
+        match self.text(key, &mut |_, _, _| {}) {
+            Some(written) => self.keys.classify(&written),
+            None => own,
+        }
+    }
+
     /// The replacement for a string value under `ctx`, if any.
     pub(super) fn string(
         &self,
@@ -146,7 +164,7 @@ impl Inner {
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         json::walk(
             text,
-            &self.keys,
+            &|k| self.key_ctx(k),
             true,
             |span, scalar, ctx, path| match scalar {
                 Scalar::Str { content, escaped } => {
@@ -235,7 +253,7 @@ impl Inner {
                     // Each member's context comes from its key as sent: a sensitive key whose
                     // name a rule rewrote (a user pattern matching `password`) still makes its
                     // value a secret.
-                    let class = |key: &str| (self.keys.classify(key), keys::is_schema_map(key));
+                    let class = |key: &str| (self.key_ctx(key), keys::is_schema_map(key));
                     let mut classes: Vec<(KeyCtx, bool)> = Vec::with_capacity(map.len());
                     if map
                         .keys()
@@ -365,9 +383,10 @@ impl Inner {
             return Ok(None);
         }
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        // Echoes do not depend on key context.
         json::walk(
             text,
-            &self.keys,
+            &|_| KeyCtx::NONE,
             false,
             |span, scalar, _ctx, path| match scalar {
                 Scalar::Str { content, escaped } => {
