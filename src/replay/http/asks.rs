@@ -24,7 +24,7 @@ use super::Replay;
 use super::routing::{accepted, event_stream, json};
 use super::sessions::{ClientSession, State};
 use super::streams::event;
-use crate::replay::index::Answer;
+use crate::replay::index::{Answer, Pair};
 use crate::replay::server_request::{Asked, answers};
 use crate::replay::session::Exchange;
 use crate::replay::wire::Outbound;
@@ -112,7 +112,7 @@ pub fn spawn(
     let pair = exchange.pair.map(|p| &replay.index.pairs[p]);
     let streamed = pair.is_some_and(|p| matches!(p.answer, Answer::Stream(_)));
     let status = pair
-        .and_then(|p| p.status)
+        .and_then(Pair::status)
         .and_then(|s| StatusCode::from_u16(s).ok())
         .unwrap_or(StatusCode::OK);
     let mut walk = Walk {

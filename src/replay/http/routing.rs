@@ -31,7 +31,7 @@ use crate::protocol::LISTEN_METHOD;
 use crate::replay::LISTEN_NOT_FORWARDED;
 use crate::replay::OnMiss;
 use crate::replay::fault::{self, Replace};
-use crate::replay::index::Answer;
+use crate::replay::index::{Answer, Pair};
 use crate::replay::miss::MissReason;
 use crate::replay::session::{Exchange, Outcome};
 use crate::replay::wire::{Message, Outbound, Request as WireRequest};
@@ -385,7 +385,7 @@ fn respond(replay: &Replay, exchange: &Exchange, answer: &Outbound) -> Response<
         },
         _ => {
             let status = pair
-                .and_then(|p| p.status)
+                .and_then(Pair::status)
                 .and_then(|s| StatusCode::from_u16(s).ok())
                 .unwrap_or(StatusCode::OK);
             let body = match answer.text() {
@@ -418,7 +418,7 @@ fn spacing(replay: &Replay, exchange: &Exchange) -> Option<Vec<Duration>> {
     // session put them apart (they go out between these frames, without a pause of their own).
     let times: Vec<u64> = frames
         .iter()
-        .zip(pair.chunk_t.iter())
+        .zip(pair.chunk_t())
         .filter(|(f, _)| f.kind() != FrameKind::Request)
         .map(|(_, &t)| t)
         .collect();

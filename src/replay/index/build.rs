@@ -22,7 +22,8 @@ use super::read::{
     ClientAnswer, InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
 };
 use super::{
-    Answer, Catalogue, FpInfo, Index, IndexError, Listen, Pair, Recorded, TaskPolls, id_key,
+    Answer, Catalogue, FpInfo, IdKey, Index, IndexError, Listen, Pair, PairExtra, Recorded,
+    TaskPolls,
 };
 use crate::cassette::consistency::contradictions;
 use crate::cassette::{CassetteError, Entry, Header};
@@ -132,12 +133,12 @@ impl Replies {
             standalone: None,
         };
         // Keyed by ids borrowed from the recording: no copy of an id per request.
-        let mut waiting: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
-        let mut early: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
+        let mut waiting: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
+        let mut early: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
-                    let key = &*requests[r].key;
+                    let key = &requests[r].key;
                     if !requests[r].listen {
                         if let Some(s) = pop_early(&mut early, key) {
                             replies.of[r] = Some(Reply::Frame(s));
@@ -151,12 +152,12 @@ impl Replies {
                     if !item.is_response() {
                         continue;
                     }
-                    let Some(key) = item.id.as_deref() else {
+                    let Some(key) = item.id.as_ref() else {
                         continue;
                     };
                     // A listen's graceful closure tags its result with the listen id; anything
                     // else is an ordinary answer.
-                    let closes_listen = item.tag.as_deref() == Some(key);
+                    let closes_listen = item.tag.as_ref() == Some(key);
                     match take_waiting(&mut waiting, key, requests, closes_listen) {
                         Some(r) if requests[r].listen => {
                             replies.closures.insert(s);
@@ -174,7 +175,7 @@ impl Replies {
                         }
                         continue;
                     };
-                    let key = id_key(id);
+                    let key = IdKey::of(id);
                     let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
                     match take_waiting(&mut waiting, &key, requests, opens_listen) {
                         Some(r) if requests[r].listen => {
@@ -204,8 +205,8 @@ impl Replies {
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
 fn take_waiting(
-    waiting: &mut LookupMap<&str, VecDeque<usize>>,
-    key: &str,
+    waiting: &mut LookupMap<&IdKey, VecDeque<usize>>,
+    key: &IdKey,
     requests: &[RequestItem],
     listen_first: bool,
 ) -> Option<usize> {
@@ -224,7 +225,7 @@ fn take_waiting(
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut LookupMap<&str, VecDeque<usize>>, key: &str) -> Option<usize> {
+fn pop_early(early: &mut LookupMap<&IdKey, VecDeque<usize>>, key: &IdKey) -> Option<usize> {
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {
@@ -303,7 +304,7 @@ fn wire_order(rec: &Recording, replies: &Replies) -> (Vec<Timed>, Acks) {
             listen_reqs
                 .iter()
                 .copied()
-                .find(|r| !acks.acked.contains(r) && *requests[*r].key == **key)
+                .find(|r| !acks.acked.contains(r) && requests[*r].key == *key)
         });
         let found = by_tag.or_else(|| {
             listen_reqs
@@ -433,7 +434,7 @@ fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
 /// for a request inside an SSE stream: the stream's entry is written once the stream ends, after
 /// the answers the client POSTed while it was open, so there the answer's time tells.
 fn number_asks(rec: &mut Recording) -> Vec<Ask> {
-    let mut answers: LookupMap<&str, VecDeque<usize>> = LookupMap::default();
+    let mut answers: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
     for (a, answer) in rec.client_answers.iter().enumerate() {
         answers.entry(&answer.key).or_default().push_back(a);
     }
@@ -442,7 +443,7 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
         let Some(recorded) = item.rec.as_mut().filter(|r| r.kind() == FrameKind::Request) else {
             continue;
         };
-        let answer = item.id.as_deref().and_then(|key| {
+        let answer = item.id.as_ref().and_then(|key| {
             let queue = answers.get_mut(key)?;
             // Answers before the request belong to an earlier request under the same id.
             let before = |a: &ClientAnswer| match item.stream {
@@ -556,7 +557,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         if listen {
             listen_fps.push(fp as u32);
             index.listens.push(Listen {
-                key: key.into(),
+                key: key.to_string(),
                 ack: ack_for.remove(&r).and_then(|s| recs[s].take()),
                 fp,
                 anchor: r,
@@ -604,9 +605,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             shape,
             answer,
             anchor: super::read::narrow(r),
-            progress,
-            status,
-            chunk_t,
+            extra: PairExtra::of(progress, status, chunk_t),
             line,
         });
         pair_fps.push(fp as u32);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Recorded, id_key};
+use super::{IdKey, Recorded};
 use crate::cassette::consistency::Observed;
 use crate::cassette::{CassetteError, Chunk, Dir, Entry, EntryKind, unknown_entry_warning};
 use crate::json::Node;
@@ -31,8 +31,7 @@ pub(super) struct RequestItem {
     pub(super) entry: u32,
     /// The cassette line it was read from (what an unused-recording report names).
     pub(super) line: u32,
-    /// `String(id)`.
-    pub(super) key: Box<str>,
+    pub(super) key: IdKey,
     pub(super) listen: bool,
     pub(super) method: Arc<str>,
     pub(super) fp: u32,
@@ -51,10 +50,10 @@ pub(super) struct ServerItem {
     pub(super) rec: Option<Recorded>,
     pub(super) kind: FrameKind,
     pub(super) ack: bool,
-    /// The id of a response, as `String(id)`; the tag of a tagged frame. Boxed: one of these
-    /// is kept per recorded server frame, and every byte of it counts on a large cassette.
-    pub(super) id: Option<Box<str>>,
-    pub(super) tag: Option<Box<str>>,
+    /// The id of a response; the tag of a tagged frame. One of these is kept per recorded
+    /// server frame, so every byte of it counts on a large cassette.
+    pub(super) id: Option<IdKey>,
+    pub(super) tag: Option<IdKey>,
     pub(super) stream: Option<u32>,
     /// The entry's recorded `http.status`, when the HTTP status was not the default one.
     pub(super) status: Option<u16>,
@@ -69,11 +68,8 @@ impl ServerItem {
             within,
             kind: rec.kind(),
             ack: rec.is_ack(),
-            id: frame
-                .id()
-                .filter(|id| **id != Id::Null)
-                .map(|id| id_key(id).into()),
-            tag: rec.spans().tag().map(|(_, id)| id_key(id).into()),
+            id: frame.id().filter(|id| **id != Id::Null).map(IdKey::of),
+            tag: rec.spans().tag().map(|(_, id)| IdKey::of(id)),
             rec: Some(rec),
             stream,
             status: None,
@@ -132,8 +128,7 @@ pub(super) struct Recording {
 pub(super) struct ClientAnswer {
     pub(super) t: u64,
     pub(super) entry: u32,
-    /// `String(id)`.
-    pub(super) key: Box<str>,
+    pub(super) key: IdKey,
     pub(super) text: Box<str>,
 }
 
@@ -176,7 +171,7 @@ impl Recording {
                         rec.client_answers.push(ClientAnswer {
                             t,
                             entry: narrow(n),
-                            key: id_key(id).into(),
+                            key: IdKey::of(id),
                             text: frame.text().into(),
                         });
                     }
@@ -255,7 +250,7 @@ impl Recording {
             t,
             entry: narrow(n),
             line: u32::try_from(line).unwrap_or(u32::MAX),
-            key: frame.id().map(id_key).unwrap_or_default().into(),
+            key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
             listen,
             method,
             fp: fp as u32,

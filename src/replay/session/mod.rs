@@ -679,7 +679,7 @@ impl Session {
         p: usize,
         live: impl FnOnce() -> Option<Box<str>>,
     ) {
-        let Some(recorded) = self.index.pairs[p].progress.as_deref() else {
+        let Some(recorded) = self.index.pairs[p].progress() else {
             return;
         };
         let Some(live) = live() else {
