@@ -709,6 +709,16 @@ mod tests {
     use super::*;
 
     /// The built-in rules with no config: nothing allowed, no extra keys.
+    /// Texts of fewer than `most` of `parts`, end to end: what the property tests compare the
+    /// fast searches and screens with the plain ones on.
+    fn texts_of(
+        parts: &'static [&'static str],
+        most: usize,
+    ) -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec(proptest::sample::select(parts), 0..most).prop_map(|p| p.concat())
+    }
+
     fn builtin_shapes() -> Shapes<'static> {
         static ALLOW: LazyLock<HashSet<String>> = LazyLock::new(HashSet::new);
         static KEYS: LazyLock<KeyRules> = LazyLock::new(KeyRules::default);
@@ -1105,18 +1115,11 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn url_passwords_equal_the_plain_search(
-            parts in proptest::collection::vec(proptest::prop_oneof![
-                proptest::strategy::Just("http://"), proptest::strategy::Just("a+b://"),
-                proptest::strategy::Just("user"), proptest::strategy::Just(":"),
-                proptest::strategy::Just("8080"), proptest::strategy::Just("/"),
-                proptest::strategy::Just("@"), proptest::strategy::Just(" "),
-                proptest::strategy::Just("  "), proptest::strategy::Just("pw"),
-                proptest::strategy::Just("?"), proptest::strategy::Just("#"),
-                proptest::strategy::Just("\""), proptest::strategy::Just("é"),
-                proptest::strategy::Just("\t"),
-            ], 0..40),
+            text in texts_of(&[
+                "http://", "a+b://", "user", ":", "8080", "/", "@", " ", "  ", "pw", "?", "#",
+                "\"", "é", "\t",
+            ], 40),
         ) {
-            let text: String = parts.concat();
             let shapes = builtin_shapes();
             let rule = builtin_rule("urlcreds");
             let found = shapes.matches_from(
@@ -1180,20 +1183,12 @@ mod tests {
         /// rule never matches a text without `:`, `=` or `-`.
         #[test]
         fn screens_agree_with_the_plain_tests(
-            parts in proptest::collection::vec(proptest::prop_oneof![
-                proptest::strategy::Just("sk-ant-"), proptest::strategy::Just("gh"),
-                proptest::strategy::Just("ghp_"), proptest::strategy::Just("github_pat_"),
-                proptest::strategy::Just("xox"), proptest::strategy::Just("://"),
-                proptest::strategy::Just("eyJ"), proptest::strategy::Just("Bearer "),
-                proptest::strategy::Just("AKIA"), proptest::strategy::Just("AIza"),
-                proptest::strategy::Just("PRIVATE KEY"), proptest::strategy::Just("token"),
-                proptest::strategy::Just("Password"), proptest::strategy::Just("="),
-                proptest::strategy::Just(":"), proptest::strategy::Just("--"),
-                proptest::strategy::Just(" "), proptest::strategy::Just("\t"),
-                proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("\""),
-            ], 0..24),
+            text in texts_of(&[
+                "sk-ant-", "gh", "ghp_", "github_pat_", "xox", "://", "eyJ", "Bearer ", "AKIA",
+                "AIza", "PRIVATE KEY", "token", "Password", "=", ":", "--", " ", "\t",
+                "abcdefgh12", "\"",
+            ], 24),
         ) {
-            let text: String = parts.concat();
             let mask = needle_mask(&text);
             for (i, rule) in BUILTINS.iter().enumerate() {
                 let plain = rule.needles.iter().any(|n| text.contains(n));
@@ -1210,24 +1205,13 @@ mod tests {
         /// placeholders among them.
         #[test]
         fn pair_search_near_words_equals_the_plain_search(
-            parts in proptest::collection::vec(proptest::prop_oneof![
-                proptest::strategy::Just("token"), proptest::strategy::Just("Password"),
-                proptest::strategy::Just("pin"), proptest::strategy::Just("card_pin"),
-                proptest::strategy::Just("authorization"), proptest::strategy::Just("AUTH"),
-                proptest::strategy::Just("api-key"), proptest::strategy::Just("secretary"),
-                proptest::strategy::Just("progressToken"), proptest::strategy::Just("id"),
-                proptest::strategy::Just("\"\":\"\""), proptest::strategy::Just("\\\""),
-                proptest::strategy::Just("="), proptest::strategy::Just(":"),
-                proptest::strategy::Just("--"), proptest::strategy::Just(" "),
-                proptest::strategy::Just("\t"), proptest::strategy::Just("."),
-                proptest::strategy::Just("abcdefgh12"), proptest::strategy::Just("é"),
-                proptest::strategy::Just("[REDACTED:keyctx:0123abcd]"),
-                proptest::strategy::Just("token:"), proptest::strategy::Just("1"),
-                proptest::strategy::Just(")."), proptest::strategy::Just("--token "),
-                proptest::strategy::Just("x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x"),
-            ], 0..40),
+            text in texts_of(&[
+                "token", "Password", "pin", "card_pin", "authorization", "AUTH", "api-key",
+                "secretary", "progressToken", "id", "\"\":\"\"", "\\\"", "=", ":", "--", " ",
+                "\t", ".", "abcdefgh12", "é", "[REDACTED:keyctx:0123abcd]", "token:", "1", ").",
+                "--token ", "x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x_x",
+            ], 40),
         ) {
-            let text: String = parts.concat();
             let shapes = builtin_shapes();
             let rule = builtin_rule("keyctx");
             for guard in [Guard::None, Guard::Claiming] {
