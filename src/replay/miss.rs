@@ -68,20 +68,35 @@ pub enum MissReason {
     ParamsDiffer(Vec<DiffEntry>),
 }
 
+/// The stable names of the miss kinds, as the reference's `kind` spells them: one list for the
+/// engine that reports a miss and the testing library that reads it back.
+pub(crate) mod kind {
+    pub(crate) const EMPTY_CASSETTE: &str = "empty-cassette";
+    pub(crate) const EXHAUSTED: &str = "exhausted";
+    pub(crate) const STREAM_EXHAUSTED: &str = "stream-exhausted";
+    pub(crate) const SUBSCRIPTION_EXHAUSTED: &str = "subscription-exhausted";
+    pub(crate) const TASK_NOT_TERMINAL: &str = "task-not-terminal";
+    pub(crate) const RECORDED_UNANSWERED: &str = "recorded-unanswered";
+    pub(crate) const UNKNOWN_METHOD: &str = "unknown-method";
+    pub(crate) const UNKNOWN_TOOL: &str = "unknown-tool";
+    pub(crate) const ARGUMENTS_DIFFER: &str = "arguments-differ";
+    pub(crate) const PARAMS_DIFFER: &str = "params-differ";
+}
+
 impl MissReason {
     /// A short stable name, as the reference's `kind` spells it.
     pub fn kind(&self) -> &'static str {
         match self {
-            MissReason::EmptyCassette => "empty-cassette",
-            MissReason::Exhausted { .. } => "exhausted",
-            MissReason::StreamExhausted { .. } => "stream-exhausted",
-            MissReason::SubscriptionExhausted { .. } => "subscription-exhausted",
-            MissReason::TaskNotTerminal { .. } => "task-not-terminal",
-            MissReason::RecordedUnanswered { .. } => "recorded-unanswered",
-            MissReason::UnknownMethod { .. } => "unknown-method",
-            MissReason::UnknownTool { .. } => "unknown-tool",
-            MissReason::ArgumentsDiffer(_) => "arguments-differ",
-            MissReason::ParamsDiffer(_) => "params-differ",
+            MissReason::EmptyCassette => kind::EMPTY_CASSETTE,
+            MissReason::Exhausted { .. } => kind::EXHAUSTED,
+            MissReason::StreamExhausted { .. } => kind::STREAM_EXHAUSTED,
+            MissReason::SubscriptionExhausted { .. } => kind::SUBSCRIPTION_EXHAUSTED,
+            MissReason::TaskNotTerminal { .. } => kind::TASK_NOT_TERMINAL,
+            MissReason::RecordedUnanswered { .. } => kind::RECORDED_UNANSWERED,
+            MissReason::UnknownMethod { .. } => kind::UNKNOWN_METHOD,
+            MissReason::UnknownTool { .. } => kind::UNKNOWN_TOOL,
+            MissReason::ArgumentsDiffer(_) => kind::ARGUMENTS_DIFFER,
+            MissReason::ParamsDiffer(_) => kind::PARAMS_DIFFER,
         }
     }
 }

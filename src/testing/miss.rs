@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::replay::miss::kind;
+
 /// A request the recording did not answer exactly.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -123,16 +125,16 @@ impl MissReason {
     /// `unknown-tool`, `arguments-differ`, `params-differ`, or an unknown kind as reported.
     pub fn kind(&self) -> &str {
         match self {
-            MissReason::EmptyCassette => "empty-cassette",
-            MissReason::Exhausted { .. } => "exhausted",
-            MissReason::StreamExhausted { .. } => "stream-exhausted",
-            MissReason::SubscriptionExhausted { .. } => "subscription-exhausted",
-            MissReason::TaskNotTerminal { .. } => "task-not-terminal",
-            MissReason::RecordedUnanswered { .. } => "recorded-unanswered",
-            MissReason::UnknownMethod { .. } => "unknown-method",
-            MissReason::UnknownTool { .. } => "unknown-tool",
-            MissReason::ArgumentsDiffer { .. } => "arguments-differ",
-            MissReason::ParamsDiffer { .. } => "params-differ",
+            MissReason::EmptyCassette => kind::EMPTY_CASSETTE,
+            MissReason::Exhausted { .. } => kind::EXHAUSTED,
+            MissReason::StreamExhausted { .. } => kind::STREAM_EXHAUSTED,
+            MissReason::SubscriptionExhausted { .. } => kind::SUBSCRIPTION_EXHAUSTED,
+            MissReason::TaskNotTerminal { .. } => kind::TASK_NOT_TERMINAL,
+            MissReason::RecordedUnanswered { .. } => kind::RECORDED_UNANSWERED,
+            MissReason::UnknownMethod { .. } => kind::UNKNOWN_METHOD,
+            MissReason::UnknownTool { .. } => kind::UNKNOWN_TOOL,
+            MissReason::ArgumentsDiffer { .. } => kind::ARGUMENTS_DIFFER,
+            MissReason::ParamsDiffer { .. } => kind::PARAMS_DIFFER,
             MissReason::Other { kind } => kind,
         }
     }
@@ -177,38 +179,38 @@ impl MissReason {
                 .unwrap_or_default()
         };
         match kind {
-            "empty-cassette" => MissReason::EmptyCassette,
-            "exhausted" => MissReason::Exhausted {
+            kind::EMPTY_CASSETTE => MissReason::EmptyCassette,
+            kind::EXHAUSTED => MissReason::Exhausted {
                 recorded: count("recorded"),
             },
-            "stream-exhausted" => MissReason::StreamExhausted {
+            kind::STREAM_EXHAUSTED => MissReason::StreamExhausted {
                 recorded: count("recorded"),
             },
-            "subscription-exhausted" => MissReason::SubscriptionExhausted {
+            kind::SUBSCRIPTION_EXHAUSTED => MissReason::SubscriptionExhausted {
                 recorded: count("recorded"),
             },
-            "task-not-terminal" => MissReason::TaskNotTerminal {
+            kind::TASK_NOT_TERMINAL => MissReason::TaskNotTerminal {
                 task_id: text("taskId"),
                 status: text("status"),
                 polls: count("polls"),
             },
-            "recorded-unanswered" => MissReason::RecordedUnanswered {
+            kind::RECORDED_UNANSWERED => MissReason::RecordedUnanswered {
                 method: text("method"),
                 exact: reason
                     .get("exact")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
             },
-            "unknown-method" => MissReason::UnknownMethod {
+            kind::UNKNOWN_METHOD => MissReason::UnknownMethod {
                 method: text("method"),
                 recorded: names(),
             },
-            "unknown-tool" => MissReason::UnknownTool {
+            kind::UNKNOWN_TOOL => MissReason::UnknownTool {
                 tool: text("tool"),
                 recorded: names(),
             },
-            "arguments-differ" => MissReason::ArgumentsDiffer { changes: changes() },
-            "params-differ" => MissReason::ParamsDiffer { changes: changes() },
+            kind::ARGUMENTS_DIFFER => MissReason::ArgumentsDiffer { changes: changes() },
+            kind::PARAMS_DIFFER => MissReason::ParamsDiffer { changes: changes() },
             other => MissReason::Other {
                 kind: other.to_owned(),
             },
