@@ -3,7 +3,7 @@
 # bare hyper reverse proxy that captures nothing, sequential and concurrent; peak RSS of both.
 # Release build; numbers go to docs/benchmarks.md by hand, with the machine they were taken on.
 #
-#   scripts/bench-record-http.sh [runs] [count]
+#   scripts/bench-record-http.sh [runs] [count]   (CONCURRENCY="16" runs only the concurrent mode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
@@ -52,7 +52,7 @@ stop_proxy() { kill -TERM "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; }
 # Each run times the same client three ways, interleaved so that drift in the machine's state
 # hits all three alike: straight to the upstream, through the bare relay, through `record`.
 # Added latency per request = (through a proxy − direct) / requests.
-for concurrency in 1 16; do
+for concurrency in ${CONCURRENCY:-1 16}; do
   d=(); r=(); p=()
   for _ in $(seq "$runs"); do
     d+=("$("$ex/bench_http" drive "$upstream" --count "$count" --concurrency "$concurrency" | field seconds)")

@@ -267,19 +267,24 @@ impl Tap {
     /// Hands the capture a copy of one whole message that went `dir`, for a front-end that
     /// frames messages itself (a request or response body, an event of a stream), with the
     /// same ordering rule and waiting as [`Tap::bytes`].
-    pub(crate) fn message(&self, dir: Dir, message: &[u8]) -> bool {
+    /// A message already in a buffer of its own is handed over as it is, not copied again.
+    pub(crate) fn message(&self, dir: Dir, message: impl Into<Vec<u8>>) -> bool {
         let t = self.now();
-        self.queue_copy(message.len(), Msg::Message(dir, t, message.to_vec(), None))
+        let message = message.into();
+        self.queue_copy(message.len(), Msg::Message(dir, t, message, None))
     }
 
     /// [`Tap::message`] for an HTTP body answered with a status that is not the one the
     /// exchange implies, recorded beside the frame as `http.status`.
-    pub(crate) fn message_with_status(&self, dir: Dir, message: &[u8], status: u16) -> bool {
+    pub(crate) fn message_with_status(
+        &self,
+        dir: Dir,
+        message: impl Into<Vec<u8>>,
+        status: u16,
+    ) -> bool {
         let t = self.now();
-        self.queue_copy(
-            message.len(),
-            Msg::Message(dir, t, message.to_vec(), Some(status)),
-        )
+        let message = message.into();
+        self.queue_copy(message.len(), Msg::Message(dir, t, message, Some(status)))
     }
 
     /// A streamed server answer opened: `key` (unique in the session) names it in

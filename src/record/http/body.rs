@@ -66,11 +66,11 @@ impl Observer for JsonAnswer {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        let body = std::mem::take(&mut self.body);
         match self.status {
-            Some(status) => self.tap.message_with_status(Dir::S2c, &self.body, status),
-            None => self.tap.message(Dir::S2c, &self.body),
+            Some(status) => self.tap.message_with_status(Dir::S2c, body, status),
+            None => self.tap.message(Dir::S2c, body),
         };
-        self.body = Vec::new();
     }
 }
 

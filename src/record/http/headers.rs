@@ -3,25 +3,22 @@
 
 use http::header::{self, HeaderMap, HeaderValue};
 
-use crate::transport::http::is_hop_by_hop as hop_by_hop;
+use crate::transport::http::HOP_BY_HOP;
 
 /// The headers of a client request as they go upstream: verbatim, less the hop-by-hop set, and
 /// asking for an unencoded answer. The recorder must read every answer to capture it, and this
 /// build decodes no content coding, so it asks for `identity` in place of whatever the client
-/// accepts; the client gets the same answer, uncompressed.
-pub(super) fn upstream_request(from: &HeaderMap) -> HeaderMap {
-    let mut to = HeaderMap::with_capacity(from.len() + 1);
-    for (name, value) in from {
-        if hop_by_hop(name.as_str()) || name == header::ACCEPT_ENCODING {
-            continue;
-        }
-        to.append(name.clone(), value.clone());
+/// accepts; the client gets the same answer, uncompressed. Edited in place: the request's own
+/// map goes on, as a bare relay's would.
+pub(super) fn upstream_request(headers: &mut HeaderMap) {
+    for name in HOP_BY_HOP {
+        headers.remove(name);
     }
-    to.insert(
+    // `insert` replaces every value the client sent.
+    headers.insert(
         header::ACCEPT_ENCODING,
         HeaderValue::from_static("identity"),
     );
-    to
 }
 
 /// A content coding other than `identity` on an answer, if any.
@@ -33,19 +30,28 @@ pub(super) fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
 
 /// The headers of an upstream answer as they go to the client: verbatim, less the hop-by-hop
 /// set and a `content-encoding: identity` that claims nothing. A real coding (an upstream that
-/// compressed although asked not to) is kept with the bytes it describes.
-pub(super) fn client_response(from: &HeaderMap) -> HeaderMap {
-    let mut to = HeaderMap::with_capacity(from.len());
-    for (name, value) in from {
-        if hop_by_hop(name.as_str())
-            || (name == header::CONTENT_ENCODING
-                && value.as_bytes().eq_ignore_ascii_case(b"identity"))
-        {
-            continue;
-        }
-        to.append(name.clone(), value.clone());
+/// compressed although asked not to) is kept with the bytes it describes. Edited in place.
+pub(super) fn client_response(headers: &mut HeaderMap) {
+    for name in HOP_BY_HOP {
+        headers.remove(name);
     }
-    to
+    let identity = |v: &HeaderValue| v.as_bytes().eq_ignore_ascii_case(b"identity");
+    if headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .any(identity)
+    {
+        let kept: Vec<HeaderValue> = headers
+            .get_all(header::CONTENT_ENCODING)
+            .iter()
+            .filter(|v| !identity(v))
+            .cloned()
+            .collect();
+        headers.remove(header::CONTENT_ENCODING);
+        for value in kept {
+            headers.append(header::CONTENT_ENCODING, value);
+        }
+    }
 }
 
 /// What an answer's body is, by its `content-type`.
@@ -58,21 +64,22 @@ pub(super) enum BodyKind {
 }
 
 pub(super) fn body_kind(headers: &HeaderMap) -> BodyKind {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
         return BodyKind::Other;
     };
+    // The essence: what comes before any parameter, trimmed; compared without case. Bytes,
+    // not text, and no lowercased copy: this runs on every answer.
+    let value = value.as_bytes();
     let essence = value
-        .split(';')
+        .split(|&b| b == b';')
         .next()
         .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "text/event-stream" {
+        .trim_ascii();
+    if essence.eq_ignore_ascii_case(b"text/event-stream") {
         BodyKind::EventStream
-    } else if essence == "application/json" || essence.ends_with("+json") {
+    } else if essence.eq_ignore_ascii_case(b"application/json")
+        || essence.len() >= 5 && essence[essence.len() - 5..].eq_ignore_ascii_case(b"+json")
+    {
         BodyKind::Json
     } else {
         BodyKind::Other
@@ -98,7 +105,8 @@ mod tests {
         ] {
             h.append(k, v.parse().unwrap());
         }
-        let up = upstream_request(&h);
+        let mut up = h.clone();
+        upstream_request(&mut up);
         assert!(up.get("connection").is_none() && up.get("host").is_none());
         assert!(up.get("content-length").is_none());
         assert_eq!(up["authorization"], "Bearer secret");
@@ -112,12 +120,22 @@ mod tests {
         a.append("content-encoding", "identity".parse().unwrap());
         a.append("set-cookie", "a=1".parse().unwrap());
         a.append("set-cookie", "b=2".parse().unwrap());
-        let down = client_response(&a);
+        let mut down = a.clone();
+        client_response(&mut down);
         assert!(down.get("transfer-encoding").is_none());
         assert!(down.get("content-encoding").is_none());
         assert_eq!(down.get_all("set-cookie").iter().count(), 2);
         a.insert("content-encoding", "gzip".parse().unwrap());
-        assert_eq!(client_response(&a)["content-encoding"], "gzip");
+        let mut down = a.clone();
+        client_response(&mut down);
+        assert_eq!(down["content-encoding"], "gzip");
+        // Only the `identity` values go; a real coding beside one stays.
+        a.append("content-encoding", "Identity".parse().unwrap());
+        a.append("content-encoding", "br".parse().unwrap());
+        let mut down = a.clone();
+        client_response(&mut down);
+        let codings: Vec<_> = down.get_all("content-encoding").iter().collect();
+        assert_eq!(codings, ["gzip", "br"]);
         assert!(content_coding(&a).is_some());
     }
 
@@ -132,6 +150,13 @@ mod tests {
         assert_eq!(kind("Application/JSON; charset=utf-8"), BodyKind::Json);
         assert_eq!(kind("text/event-stream"), BodyKind::EventStream);
         assert_eq!(kind("text/html"), BodyKind::Other);
+        assert_eq!(
+            kind(" TEXT/Event-Stream ;charset=utf-8"),
+            BodyKind::EventStream
+        );
+        assert_eq!(kind("application/vnd.api+JSON"), BodyKind::Json);
+        assert_eq!(kind("json"), BodyKind::Other);
+        assert_eq!(kind("application/jsonx"), BodyKind::Other);
         assert_eq!(body_kind(&HeaderMap::new()), BodyKind::Other);
     }
 }

@@ -225,7 +225,7 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     let get = parts.method == Method::GET;
     let sent = if post && !body.is_empty() {
         // The copy is queued before the request goes on: its answer can only come after it.
-        state.tap.message(Dir::C2s, &body);
+        state.tap.message(Dir::C2s, &body[..]);
         sent(&body)
     } else {
         Sent {
@@ -237,7 +237,9 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     let mut upstream = Request::new(Full::new(body));
     *upstream.method_mut() = parts.method;
     *upstream.uri_mut() = state.upstream.clone();
-    *upstream.headers_mut() = headers::upstream_request(&parts.headers);
+    let mut upstream_headers = parts.headers;
+    headers::upstream_request(&mut upstream_headers);
+    *upstream.headers_mut() = upstream_headers;
     let answer = match tokio::time::timeout(state.timeout, state.outbound.send(upstream)).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(err)) => return upstream_failed(&err.to_string()),
@@ -249,7 +251,7 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
         }
     };
 
-    let (head, upstream_body) = answer.into_parts();
+    let (mut head, upstream_body) = answer.into_parts();
     if head.headers.contains_key("mcp-session-id") && !state.sessioned.swap(true, Ordering::AcqRel)
     {
         state.tap.sessioned();
@@ -285,10 +287,8 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
         (BodyKind::EventStream, _) => Relay::new(upstream_body, Ignore, Some(stop())).boxed(),
         _ => Relay::new(upstream_body, Ignore, None).boxed(),
     };
-    let mut response = Response::new(body);
-    *response.status_mut() = head.status;
-    *response.headers_mut() = headers::client_response(&head.headers);
-    response
+    headers::client_response(&mut head.headers);
+    Response::from_parts(head, body)
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {
