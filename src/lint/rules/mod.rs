@@ -14,10 +14,10 @@
 //! CAS-L004/CAS-L016 is kept anyway because it is also the cheapest way to do the job.
 //!
 //! Speed comes from a shared gate. Each regex rule (and the URL scan) declares
-//! [`Anchors`]: literals its pattern cannot match without. One packed SIMD search per text
-//! finds which anchors occur, and a rule's regex runs only on text holding its anchors, so a
-//! clean description costs one anchor search plus a few `memchr`-speed checks instead of
-//! eight regex searches. The gate can only skip work, never change a result: a test feeds
+//! [`Anchors`]: literals its pattern cannot match without. Two packed SIMD searches per text
+//! (short literals and long ones, see [`packed_parts`]) find which anchors occur, and a
+//! rule's regex runs only on text holding its anchors, so a clean description costs the anchor
+//! searches plus a few `memchr`-speed checks instead of eight regex searches. The gate can only skip work, never change a result: a test feeds
 //! every alternative of every pattern through the gated finders.
 
 use std::cell::RefCell;
@@ -172,8 +172,8 @@ pub(crate) fn output_finder(index: usize) -> Option<Finder> {
 /// A gated rule's anchors: groups of literal substrings (ASCII case-insensitive) such that
 /// every match of the rule's pattern contains at least one literal of *each* group. They are
 /// necessary conditions, never sufficient ones: the pattern still decides. All anchors share
-/// one packed (SIMD) search whose cost grows with how often a literal's first three bytes
-/// occur, so literals are cut from the pattern to begin on rare letters (`edential`, not
+/// the packed (SIMD) searches, whose cost grows with how often a literal's first bytes occur,
+/// so literals are cut from the pattern to begin on rare letters (`edential`, not
 /// `credential`), and one literal per alternative is preferred to a conjunction of common ones.
 pub(super) type Anchors = &'static [&'static [&'static str]];
 
@@ -209,7 +209,7 @@ const PHRASES: [(&str, Anchors); 9] = [
     ),
 ];
 
-/// Every anchor of every gated rule, searched in one pass; for each literal, the groups
+/// Every anchor of every gated rule, searched together; for each literal, the groups
 /// (bit = position among all groups, see [`required_groups`]) its presence satisfies.
 struct AnchorScan {
     search: AnchorSearch,
@@ -224,8 +224,9 @@ struct AnchorScan {
 }
 
 enum AnchorSearch {
-    /// SIMD (Teddy) search over a folded copy of the text (see [`fold_byte`]).
-    Packed(packed::Searcher),
+    /// SIMD (Teddy) searches over a folded copy of the text (see [`fold_byte`]), one per
+    /// [`Packed`] part, with the literal ids each part's pattern ids stand for.
+    Packed(Vec<(packed::Searcher, Vec<usize>)>),
     /// Portable fallback where Teddy is unavailable: case-insensitive automaton, overlapping.
     Automaton(AhoCorasick),
 }
@@ -261,16 +262,8 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
         .collect();
 
     let patterns: Vec<&str> = literals.iter().map(|(l, _)| l.as_str()).collect();
-    let mut config = packed::Config::new();
-    config.match_kind(packed::MatchKind::LeftmostLongest);
-    let mut builder = config.builder();
-    builder.extend(
-        patterns
-            .iter()
-            .map(|p| p.bytes().map(fold_byte).collect::<Vec<u8>>()),
-    );
-    let search = match builder.build() {
-        Some(searcher) => AnchorSearch::Packed(searcher),
+    let search = match packed_parts(&patterns) {
+        Some(parts) => AnchorSearch::Packed(parts),
         None => AnchorSearch::Automaton(
             // Constant literals; `every_pattern_compiles` builds this.
             AhoCorasick::builder()
@@ -294,28 +287,63 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
     }
 });
 
+/// The packed searches of the anchors, or `None` where Teddy is unavailable: literals of three
+/// bytes in one, the longer ones in the other.
+///
+/// Why two: Teddy fingerprints a candidate by as many leading bytes as its shortest literal
+/// has, at most four. In one search, the seven three-byte anchors (`://`, `not`, `you`…) held
+/// every literal to three-byte fingerprints, which English prose hits often, and the forty
+/// literals took the slower "fat" layout (sixteen buckets, 16 bytes a step). Split, each part
+/// has at most 32 literals and uses the 32-byte layout, and the longer literals are
+/// fingerprinted by four bytes. The bits found are the same (see [`AnchorScan::groups`]).
+fn packed_parts(patterns: &[&str]) -> Option<Vec<(packed::Searcher, Vec<usize>)>> {
+    let (short, long): (Vec<usize>, Vec<usize>) =
+        (0..patterns.len()).partition(|&id| patterns[id].len() < 4);
+    [short, long]
+        .into_iter()
+        .filter(|ids| !ids.is_empty())
+        .map(|ids| {
+            let mut config = packed::Config::new();
+            config.match_kind(packed::MatchKind::LeftmostLongest);
+            let mut builder = config.builder();
+            builder.extend(
+                ids.iter()
+                    .map(|&id| patterns[id].bytes().map(fold_byte).collect::<Vec<u8>>()),
+            );
+            builder.build().map(|searcher| (searcher, ids))
+        })
+        .collect()
+}
+
 impl AnchorScan {
     /// The anchor groups present in `s`.
     ///
-    /// The packed search reports, at each start, only the longest literal beginning there,
-    /// and is resumed one byte after that start, so every start position holding a literal is
-    /// visited. A shorter literal at the same start is a prefix of the reported one, whose bits
-    /// include it by the substring closure, so no occurrence is lost.
+    /// Each packed search reports, at each start, only the longest of its literals beginning
+    /// there, and is resumed one byte after that start, so every start position holding one
+    /// of its literals is visited. A shorter literal at the same start is a prefix of the
+    /// reported one, whose bits include it by the substring closure, so no occurrence is lost;
+    /// and since each part visits every start of its own literals, the union of the parts'
+    /// bits is what one search over all literals would find (`groups_are_the_plain_ones`).
     fn groups(&self, s: &str) -> u32 {
         let mut bits = self.byte_bits(s.as_bytes());
         let groups_of = |id: usize| self.literal_groups.get(id).copied().unwrap_or(0);
         match &self.search {
-            AnchorSearch::Packed(searcher) => FOLDED.with_borrow_mut(|folded| {
+            AnchorSearch::Packed(parts) => FOLDED.with_borrow_mut(|folded| {
                 folded.clear();
                 folded.extend(s.bytes().map(fold_byte));
                 let haystack = folded.as_slice();
-                let mut at = 0;
-                while at < haystack.len() {
-                    let Some(m) = searcher.find_in(haystack, Span::from(at..haystack.len())) else {
-                        break;
-                    };
-                    bits |= groups_of(m.pattern().as_usize());
-                    at = m.start() + 1;
+                for (searcher, ids) in parts {
+                    let mut at = 0;
+                    while at < haystack.len() {
+                        let span = Span::from(at..haystack.len());
+                        let Some(m) = searcher.find_in(haystack, span) else {
+                            break;
+                        };
+                        if let Some(&id) = ids.get(m.pattern().as_usize()) {
+                            bits |= groups_of(id);
+                        }
+                        at = m.start() + 1;
+                    }
                 }
                 // A text is linted once; keep only a modest buffer between texts.
                 if folded.capacity() > FOLDED_KEEP {
@@ -496,6 +524,8 @@ pub(super) mod fixture {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::super::{Evidence, Level};
     use super::*;
 
@@ -649,6 +679,75 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The groups the definition gives: a group is present when the lowercased text contains
+    /// one of its literals. No folding, no packed search, no substring closure.
+    fn plain_groups(s: &str) -> u32 {
+        let lower = s.to_ascii_lowercase();
+        let mut bits = 0u32;
+        let mut bit = 0u32;
+        for (_, anchors) in PHRASES {
+            for group in anchors {
+                if group
+                    .iter()
+                    .any(|literal| lower.contains(&literal.to_ascii_lowercase()))
+                {
+                    bits |= 1 << bit;
+                }
+                bit += 1;
+            }
+        }
+        bits
+    }
+
+    /// Texts dense in anchors: every literal (in either case), its halves, punctuation, and
+    /// characters the fold maps to zero (NUL, non-ASCII), run together or spaced.
+    fn anchor_text() -> impl Strategy<Value = String> {
+        let mut pieces: Vec<String> = PHRASES
+            .iter()
+            .flat_map(|(_, anchors)| anchors.iter().flat_map(|group| group.iter()))
+            .flat_map(|literal| {
+                let half = &literal[..literal.len().div_ceil(2)];
+                [
+                    (*literal).to_owned(),
+                    literal.to_ascii_uppercase(),
+                    half.to_owned(),
+                    literal[1..].to_owned(),
+                ]
+            })
+            .collect();
+        pieces.extend(
+            [
+                " ", "x", "é", "東", "\u{0}", "\u{80}", "N", "\n", "-", ".", ":", "/",
+            ]
+            .map(str::to_owned),
+        );
+        proptest::collection::vec(proptest::sample::select(pieces), 0..40)
+            .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The split packed searches, the byte scan and the substring closure find exactly the
+        /// groups the definition gives.
+        #[test]
+        fn groups_are_the_plain_ones(s in anchor_text()) {
+            prop_assert_eq!(ANCHOR_SCAN.groups(&s), plain_groups(&s), "{:?}", s);
+        }
+    }
+
+    #[test]
+    fn the_anchors_take_two_slim_searches() {
+        // Not a speed test: the layout that the split is for (docs/benchmarks.md, lint).
+        let AnchorSearch::Packed(parts) = &ANCHOR_SCAN.search else {
+            return;
+        };
+        assert_eq!(parts.len(), 2);
+        for (_, ids) in parts {
+            assert!(ids.len() <= 32, "{} literals in one search", ids.len());
         }
     }
 
