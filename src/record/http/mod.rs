@@ -287,8 +287,13 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
         (BodyKind::EventStream, _) => Relay::new(upstream_body, Ignore, Some(stop())).boxed(),
         _ => Relay::new(upstream_body, Ignore, None).boxed(),
     };
+    // Only the status and headers cross: the upstream's HTTP version and extensions belong to
+    // its connection, not to the client's.
     headers::client_response(&mut head.headers);
-    Response::from_parts(head, body)
+    let mut response = Response::new(body);
+    *response.status_mut() = head.status;
+    *response.headers_mut() = head.headers;
+    response
 }
 
 fn plain(status: StatusCode, text: String) -> Response<Body> {
