@@ -96,14 +96,15 @@ fn trigger_starts_one_by_one(bytes: &[u8]) -> Vec<usize> {
 }
 
 /// Whether a built-in rule could change `text`: it holds a shape rule's literal as written, or
-/// may hold a match of the free-text pair rule ([`may_pair`]). Nothing else rewrites text when
+/// a `:`, `=` or `-`, without which the free-text pair rule has no pair (whatever names a
+/// config's keys make sensitive, so no pair word is asked for). Nothing else rewrites text when
 /// there are no user patterns, so where this is false the built-in rules leave `text` as it is.
 fn builtin_may_rewrite(text: &str) -> bool {
     let has_literal = match &*SHAPE_TRIGGER_SEARCH {
         Some(searcher) => searcher.find(text).is_some(),
         None => SHAPE_TRIGGERS.iter().any(|t| text.contains(t)),
     };
-    has_literal || may_pair(text)
+    has_literal || may_hold_pair(text)
 }
 
 /// Whether string content (as written, escapes and all) may hold a match of the free-text pair
@@ -147,7 +148,7 @@ impl Inner {
     pub(super) fn key_ctx(&self, key: &str) -> KeyCtx {
         let own = self.keys.classify(key);
         // Only a user pattern or a built-in rule can rewrite a key, and a built-in rule only one
-        // holding its literal or, for the pair rule, a separator and a trigger word.
+        // holding its literal or, for the pair rule, a separator.
         if own.sensitive || (self.user.is_empty() && !builtin_may_rewrite(key)) {
             return own;
         }
@@ -669,6 +670,9 @@ mod tests {
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ",
             "xoxb-123456789012-abcdefghijkl",
             "token=hunter2-correct-horse",
+            "name=hunter2-correct-horse",
+            "session: hunter2-correct-horse",
+            "SK-abc=hunter2-correct-horse",
             "https://user:hunter2-correct@example.com",
             ":",
             "=",
@@ -706,6 +710,18 @@ mod tests {
             let builtin = super::super::Redactor::builtin();
             if !builtin_may_rewrite(&key) {
                 prop_assert_eq!(builtin.inner.text(&key, &mut |_, _, _| {}), None, "{:?}", key);
+            }
+            // With a config's keys (no patterns: with patterns every key is judged as written),
+            // the pair rule also takes names the config makes sensitive, with no pair word
+            // (`name=…`, `SK-abc=…`).
+            let config = super::super::RedactConfig::parse(
+                r#"{"keys":["name","session","sk-abc"]}"#,
+                "test",
+            )
+            .expect("config parses");
+            let configured = super::super::Redactor::with_config(&config);
+            if !builtin_may_rewrite(&key) {
+                prop_assert_eq!(configured.inner.text(&key, &mut |_, _, _| {}), None, "{:?}", key);
             }
         }
     }
