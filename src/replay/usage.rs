@@ -27,7 +27,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
-use super::fingerprint::TOOLS_CALL;
 use super::index::Index;
 
 /// How many unused recordings an end-of-run summary names one by one; the rest are counted.
@@ -207,7 +206,7 @@ impl Usage {
                 unused.push(Unused {
                     line: pair.line,
                     method: pair.method.to_string(),
-                    tool: tool_of(index, &pair.method, fp),
+                    tool: index.recorded_tool(&pair.method, fp),
                 });
             }
             let listened = self.listened[fp].load(Ordering::Relaxed) as usize;
@@ -231,17 +230,6 @@ fn bump(counts: &[AtomicU32], fp: usize, n: u32) {
             Some(v.saturating_add(n))
         });
     }
-}
-
-fn tool_of(index: &Index, method: &str, fp: usize) -> Option<String> {
-    if method != TOOLS_CALL {
-        return None;
-    }
-    index
-        .recorded_params(method, fp)?
-        .get("name")?
-        .as_str()
-        .map(str::to_owned)
 }
 
 /// The stderr summary of `unused` (without a prefix): a count, then the first [`SHOWN`] by

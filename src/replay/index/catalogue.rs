@@ -142,19 +142,25 @@ impl Catalogue {
 /// read in place; any other (a retry part, a name holding the separator, params that were not an
 /// object) is read back the way the diagnosis reads params.
 fn tool_name(fp: &str) -> String {
-    let plain = fp
-        .strip_prefix(TOOLS_CALL)
-        .and_then(|rest| rest.strip_prefix('\u{0}'))
-        .and_then(|rest| rest.split_once('\u{0}'))
-        .filter(|(_, args)| !args.contains('\u{0}') && args.starts_with('{'));
-    match plain {
-        Some((name, _)) => name.to_owned(),
+    match plain_tool_name(fp) {
+        Some(name) => name.to_owned(),
         None => js_string(
             params_from_fingerprint(TOOLS_CALL, fp)
                 .as_ref()
                 .and_then(|p| p.get("name")),
         ),
     }
+}
+
+/// The tool name of a `tools/call` fingerprint in the common form (`tools/call`, the name, an
+/// object of arguments, one separator each), read in place; `None` for any other form. In that
+/// form the params read back are `{"arguments": …, "name": <this>}`, so this is their `name`.
+pub(super) fn plain_tool_name(fp: &str) -> Option<&str> {
+    fp.strip_prefix(TOOLS_CALL)
+        .and_then(|rest| rest.strip_prefix('\u{0}'))
+        .and_then(|rest| rest.split_once('\u{0}'))
+        .filter(|(_, args)| !args.contains('\u{0}') && args.starts_with('{'))
+        .map(|(name, _)| name)
 }
 
 #[cfg(test)]
@@ -189,5 +195,33 @@ mod tests {
             js_string(None),
             "absent params"
         );
+    }
+
+    /// Where the in-place read answers, it gives the string name the params read back hold
+    /// (what the unused-recordings list shows); where it does not, the read-back decides.
+    #[test]
+    fn plain_tool_names_are_the_string_names_read_back() {
+        let cases = [
+            json!({"name": "echo", "arguments": {"x": 1}}),
+            json!({"name": "echo", "arguments": null}),
+            json!({"name": "echo"}),
+            json!({"name": "a\u{0}b", "arguments": {"q": 1}}),
+            json!({"name": "a", "arguments": {}, "requestState": "s"}),
+            json!({"name": 7, "arguments": {}}),
+            json!({"name": "é \"q\"", "arguments": {"k": [1, {"n": null}]}}),
+            json!({"arguments": {}}),
+            json!(["x"]),
+        ];
+        let mut read_in_place = 0;
+        for params in cases {
+            let fp = fingerprint(TOOLS_CALL, Some(&params));
+            let read_back = params_from_fingerprint(TOOLS_CALL, &fp)
+                .and_then(|p| p.get("name").and_then(|n| n.as_str().map(str::to_owned)));
+            if let Some(name) = plain_tool_name(&fp) {
+                read_in_place += 1;
+                assert_eq!(Some(name.to_owned()), read_back, "{params}");
+            }
+        }
+        assert!(read_in_place >= 3, "the common form is read in place");
     }
 }
