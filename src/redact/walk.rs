@@ -55,7 +55,7 @@ static SHAPE_TRIGGER_SEARCH: LazyLock<Option<packed::Searcher>> = LazyLock::new(
 /// literal starting at the same place would be a prefix of the reported one; none of these is).
 /// Where no packed search is available, one vectorised substring search per literal. Fourteen
 /// searches were the first way, and on the short frames of a live session their per-call cost
-/// was a sixth of the recorder's capture work (docs/benchmarks.md, record --http).
+/// was a sixth of the redacting thread's time (docs/benchmarks.md, redact).
 pub(super) fn trigger_starts(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     let Some(searcher) = &*SHAPE_TRIGGER_SEARCH else {
