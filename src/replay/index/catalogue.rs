@@ -169,19 +169,26 @@ mod tests {
     use crate::replay::fingerprint::fingerprint;
     use serde_json::json;
 
-    #[test]
-    fn tool_names_read_in_place_equal_the_params_read_back() {
-        let cases = [
+    /// `tools/call` params in the common form and in every other: null and absent arguments,
+    /// a name holding the separator, a retry part, a name that is no string, no name, params
+    /// that are no object.
+    fn cases() -> [serde_json::Value; 9] {
+        [
             json!({"name": "echo", "arguments": {"x": 1}}),
             json!({"name": "echo", "arguments": null}),
             json!({"name": "echo"}),
             json!({"name": "a\u{0}b", "arguments": {"q": 1}}),
             json!({"name": "a", "arguments": {}, "requestState": "s"}),
             json!({"name": 7, "arguments": {}}),
+            json!({"name": "é \"q\"", "arguments": {"k": [1, {"n": null}]}}),
             json!({"arguments": {}}),
             json!(["x"]),
-        ];
-        for params in cases {
+        ]
+    }
+
+    #[test]
+    fn tool_names_read_in_place_equal_the_params_read_back() {
+        for params in cases() {
             let fp = fingerprint(TOOLS_CALL, Some(&params));
             let slow = js_string(
                 params_from_fingerprint(TOOLS_CALL, &fp)
@@ -201,19 +208,8 @@ mod tests {
     /// (what the unused-recordings list shows); where it does not, the read-back decides.
     #[test]
     fn plain_tool_names_are_the_string_names_read_back() {
-        let cases = [
-            json!({"name": "echo", "arguments": {"x": 1}}),
-            json!({"name": "echo", "arguments": null}),
-            json!({"name": "echo"}),
-            json!({"name": "a\u{0}b", "arguments": {"q": 1}}),
-            json!({"name": "a", "arguments": {}, "requestState": "s"}),
-            json!({"name": 7, "arguments": {}}),
-            json!({"name": "é \"q\"", "arguments": {"k": [1, {"n": null}]}}),
-            json!({"arguments": {}}),
-            json!(["x"]),
-        ];
         let mut read_in_place = 0;
-        for params in cases {
+        for params in cases() {
             let fp = fingerprint(TOOLS_CALL, Some(&params));
             let read_back = params_from_fingerprint(TOOLS_CALL, &fp)
                 .and_then(|p| p.get("name").and_then(|n| n.as_str().map(str::to_owned)));
