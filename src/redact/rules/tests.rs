@@ -305,12 +305,7 @@ fn plain_pairs(s: &str, keys: &KeyRules) -> Vec<(std::ops::Range<usize>, std::op
         };
         Regex::new(&format!("{single}+)")).unwrap()
     });
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at <= s.len() {
-        let Some(caps) = PLAIN.captures_at(s, at) else {
-            break;
-        };
+    plain_scan(s, &PLAIN, |caps| {
         let whole = caps.get(0).unwrap();
         let name = caps.get(1).or_else(|| caps.get(4)).unwrap().as_str();
         let value = caps.get(5).unwrap();
@@ -321,17 +316,11 @@ fn plain_pairs(s: &str, keys: &KeyRules) -> Vec<(std::ops::Range<usize>, std::op
         let symbol = trimmed
             .chars()
             .any(|c| c.is_ascii_digit() || "-_+/=~!@#$%^*".contains(c));
-        if !keys.classify(name).sensitive
-            || trimmed.chars().count() < MIN_SECRET_LEN
-            || (colon && !symbol)
-        {
-            at = next_boundary(s, whole.start());
-            continue;
-        }
-        out.push((whole.range(), value.start()..value.start() + trimmed.len()));
-        at = whole.end();
-    }
-    out
+        let secret = keys.classify(name).sensitive
+            && trimmed.chars().count() >= MIN_SECRET_LEN
+            && (!colon || symbol);
+        secret.then(|| (whole.range(), value.start()..value.start() + trimmed.len()))
+    })
 }
 
 /// The `urlcreds` rule as first written: its pattern matches the password and its `@`
@@ -345,20 +334,33 @@ fn plain_url_passwords(s: &str) -> Vec<(std::ops::Range<usize>, std::ops::Range<
         ))
         .unwrap()
     });
+    plain_scan(s, &PLAIN, |caps| {
+        let secret = caps.get(1).unwrap();
+        (!is_port_and_path(secret.as_str())).then(|| (caps.get(0).unwrap().range(), secret.range()))
+    })
+}
+
+/// The scan both plain rules share: each match `judge` keeps is taken and the search goes on
+/// after it; one it refuses is tried again from the next word boundary inside it.
+fn plain_scan(
+    s: &str,
+    pattern: &Regex,
+    judge: impl Fn(&regex::Captures<'_>) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> {
     let mut out = Vec::new();
     let mut at = 0;
     while at <= s.len() {
-        let Some(caps) = PLAIN.captures_at(s, at) else {
+        let Some(caps) = pattern.captures_at(s, at) else {
             break;
         };
         let whole = caps.get(0).unwrap();
-        let secret = caps.get(1).unwrap();
-        if is_port_and_path(secret.as_str()) {
-            at = next_boundary(s, whole.start());
-            continue;
+        match judge(&caps) {
+            Some(found) => {
+                out.push(found);
+                at = whole.end();
+            }
+            None => at = next_boundary(s, whole.start()),
         }
-        out.push((whole.range(), secret.range()));
-        at = whole.end();
     }
     out
 }
