@@ -305,9 +305,13 @@ impl IdKey {
 
     /// The key whose text is `text`.
     pub fn from_text(text: &str) -> IdKey {
-        match text.parse::<u64>() {
-            Ok(n) if plain_decimal(text) => IdKey::Number(n),
-            _ => IdKey::Text(Box::new(text.into())),
+        // The cheap byte test first: most text ids are not numbers, and are not parsed.
+        match plain_decimal(text)
+            .then(|| text.parse::<u64>().ok())
+            .flatten()
+        {
+            Some(n) => IdKey::Number(n),
+            None => IdKey::Text(Box::new(text.into())),
         }
     }
 }
