@@ -198,9 +198,15 @@ impl LineBuffer {
 
     /// The next line from `input`, reading as needed; `None` at the end of the input.
     pub fn next_from(&mut self, input: &mut impl Read) -> io::Result<Option<Line<'_>>> {
+        Ok(self.next_found_from(input)?.map(|found| self.get(found)))
+    }
+
+    /// As [`LineBuffer::next_from`], saying where the line is instead of borrowing the buffer
+    /// (see [`LineBuffer::get`]).
+    pub fn next_found_from(&mut self, input: &mut impl Read) -> io::Result<Option<Found>> {
         loop {
             if let Some(found) = self.advance() {
-                return Ok(Some(self.get(found)));
+                return Ok(Some(found));
             }
             if self.is_finished() {
                 return Ok(None);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::EntryKind;
 use super::{CassetteError, Entry, Header, Location, MAX_LINE_BYTES, RawObject};
 use crate::json::delimiter;
-use crate::line::{Line, LineBuffer, OverLimit};
+use crate::line::{Found, Line, LineBuffer, OverLimit};
 
 /// Reads a cassette entry by entry. Construct with [`Reader::open`] or [`Reader::new`]; the
 /// header is read and validated up front. Iteration yields entries of every kind, including
@@ -42,6 +42,13 @@ impl Reader<File> {
             .unwrap_or(usize::MAX)
             .clamp(4 * 1024, 256 * 1024);
         Reader::with_buffer(file, path, capacity, MAX_LINE_BYTES)
+    }
+}
+
+impl Reader<File> {
+    /// The size of the file being read, when the system says.
+    pub fn file_len(&self) -> Option<u64> {
+        self.input.metadata().ok().map(|meta| meta.len())
     }
 }
 
@@ -109,21 +116,37 @@ impl<R: Read> Reader<R> {
     ///
     /// The text is copied once, from the line buffer into the shared string the entry keeps.
     fn next_line(&mut self) -> Result<Option<Arc<str>>, CassetteError> {
+        let Some(found) = self.next_found()? else {
+            return Ok(None);
+        };
+        Ok(Some(Arc::from(self.text_of(found)?.0)))
+    }
+
+    /// Where the next line stands in the line buffer, reading as needed; `None` at end of input.
+    fn next_found(&mut self) -> Result<Option<Found>, CassetteError> {
         self.line_no += 1;
-        let line = self
-            .lines
-            .next_from(&mut self.input)
+        self.lines
+            .next_found_from(&mut self.input)
             .map_err(|source| CassetteError::Io {
                 path: self.path.clone(),
                 source,
-            })?;
-        match line {
-            None => Ok(None),
-            Some(Line::Whole { bytes, terminated }) => {
+            })
+    }
+
+    /// The text of the line at `found` (valid UTF-8, without terminator) with its line number.
+    fn text_of(&mut self, found: Found) -> Result<(&str, u64), CassetteError> {
+        match self.lines.get(found) {
+            Line::Whole { bytes, terminated } => {
                 self.trailing_newline = terminated;
-                shared_line(bytes, &self.path, self.line_no).map(Some)
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => Ok((text, self.line_no)),
+                    Err(_) => Err(CassetteError::NotUtf8 {
+                        path: self.path.clone(),
+                        line: self.line_no,
+                    }),
+                }
             }
-            Some(Line::TooLong { .. }) => Err(CassetteError::LineTooLong {
+            Line::TooLong { .. } => Err(CassetteError::LineTooLong {
                 path: self.path.clone(),
                 line: self.line_no,
                 limit: self.lines.limit(),
@@ -131,38 +154,67 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    fn next_entry(&mut self) -> Result<Option<Entry>, CassetteError> {
-        loop {
-            let line = self.line_no + 1;
-            let Some(text) = self.next_line()? else {
-                return Ok(None);
-            };
-            if text.trim().is_empty() {
-                continue;
+    /// Whether the line at `found` is blank (white space only), which the reader skips. An entry
+    /// starts with `{`, so most lines are answered by their first byte.
+    fn is_blank(&self, found: Found) -> bool {
+        match self.lines.get(found) {
+            Line::Whole { bytes, .. } => {
+                bytes.first() != Some(&b'{')
+                    && std::str::from_utf8(bytes).is_ok_and(|text| text.trim().is_empty())
             }
-            let object = match RawObject::parse_shared(text) {
-                Ok(o) => o,
-                Err(e) => {
-                    let hint = if self.trailing_newline {
-                        ""
-                    } else {
-                        "; the last line is cut short, as if a write was interrupted"
-                    };
-                    return Err(CassetteError::BadJson {
-                        path: self.path.clone(),
-                        line,
-                        detail: e.to_string(),
-                        hint,
-                    });
-                }
-            };
-            let at = Location {
-                path: &self.path,
-                line,
-            };
-            return Entry::from_object(object, &at).map(Some);
+            Line::TooLong { .. } => false,
         }
     }
+
+    /// The next entry line's text (blank lines skipped) and its line number, not yet parsed:
+    /// [`parse_line`] makes it an entry. [`Reader::next`] in two steps, for a reader that parses
+    /// on other threads.
+    pub(super) fn next_entry_text(&mut self) -> Result<Option<(&str, u64)>, CassetteError> {
+        loop {
+            let Some(found) = self.next_found()? else {
+                return Ok(None);
+            };
+            if !self.is_blank(found) {
+                return self.text_of(found).map(Some);
+            }
+        }
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry>, CassetteError> {
+        let Some((text, line)) = self.next_entry_text()? else {
+            return Ok(None);
+        };
+        let text = Arc::from(text);
+        parse_line(text, &self.path, line, self.trailing_newline).map(Some)
+    }
+}
+
+/// Parses and validates one entry line read from `path` at `line`; `terminated` says whether
+/// the line ended with a newline (a last line without one was likely cut mid-write, which the
+/// error then says).
+pub(super) fn parse_line(
+    text: Arc<str>,
+    path: &Path,
+    line: u64,
+    terminated: bool,
+) -> Result<Entry, CassetteError> {
+    let object = match RawObject::parse_shared(text) {
+        Ok(o) => o,
+        Err(e) => {
+            let hint = if terminated {
+                ""
+            } else {
+                "; the last line is cut short, as if a write was interrupted"
+            };
+            return Err(CassetteError::BadJson {
+                path: path.to_owned(),
+                line,
+                detail: e.to_string(),
+                hint,
+            });
+        }
+    };
+    Entry::from_object(object, &Location { path, line })
 }
 
 impl<R: Read> Iterator for Reader<R> {
@@ -183,17 +235,6 @@ impl<R: Read> Iterator for Reader<R> {
                 Some(Err(e))
             }
         }
-    }
-}
-
-/// A line's bytes (without `\r\n`) as shared text.
-fn shared_line(bytes: &[u8], path: &Path, line: u64) -> Result<Arc<str>, CassetteError> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(Arc::from(text)),
-        Err(_) => Err(CassetteError::NotUtf8 {
-            path: path.to_owned(),
-            line,
-        }),
     }
 }
 
