@@ -14,7 +14,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::fingerprint::scan_params_into;
-use crate::json::Scanner;
+use crate::json::{Scanner, token};
 use crate::jsonrpc::Id;
 use crate::protocol::SUBSCRIPTION_ID_KEY;
 
@@ -413,8 +413,69 @@ fn compact(range: Range<usize>) -> Option<(u32, u32)> {
     ))
 }
 
-/// Finds [`Spans`] in a frame's text. Values nested too deep or malformed yield no span.
+/// Finds [`Spans`] in a frame's text (valid JSON, as every frame's is). Values nested too deep
+/// or malformed yield no span.
 pub fn find_spans(text: &str) -> Spans {
+    spans_in_place(text).unwrap_or_else(|| spans_parsed(text))
+}
+
+/// [`find_spans`] read in place by the tokenizer, without a parse: `None` when a key has escapes
+/// (it might spell one of the keys looked for) or the text is not shaped as the tokenizer
+/// expects, and the parser then decides. A property test holds the two equal.
+fn spans_in_place(text: &str) -> Option<Spans> {
+    let base = text.as_ptr() as usize;
+    let at = |value: &str| {
+        let start = value.as_ptr() as usize - base;
+        start..start + value.len()
+    };
+    let mut spans = Spans::default();
+    token::for_each_member(text, |key, value| {
+        if key.contains('\\') {
+            return None;
+        }
+        match key {
+            "id" => spans.id = compact(at(value)),
+            "params" | "result" if value.starts_with('{') => {
+                let Some(meta) = last_member(value, "_meta")?.filter(|m| m.starts_with('{')) else {
+                    return Some(());
+                };
+                let tag = last_member(meta, SUBSCRIPTION_ID_KEY)?;
+                spans.has_meta = true;
+                if let Some(tag) = tag {
+                    let id = match tag.as_bytes().first() {
+                        Some(b'"' | b'-' | b'0'..=b'9') => Id::from_json(tag),
+                        _ => None,
+                    };
+                    if let (Some((a, b)), Some(id)) = (compact(at(tag)), id) {
+                        spans.tag = Some(Box::new((a, b, id)));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Some(())
+    })?;
+    Some(spans)
+}
+
+/// The value of the last member of `object` (valid JSON) named `key`; `None` when a key has
+/// escapes or the tokenizer declines the text.
+fn last_member<'a>(object: &'a str, key: &str) -> Option<Option<&'a str>> {
+    let mut found = None;
+    token::for_each_member(object, |k, v| {
+        if k.contains('\\') {
+            return None;
+        }
+        if k == key {
+            found = Some(v);
+        }
+        Some(())
+    })?;
+    Some(found)
+}
+
+/// [`find_spans`] by the parser: what decides whenever the tokenizer declines.
+fn spans_parsed(text: &str) -> Spans {
     let mut spans = Spans::default();
     let Some(top) = members(text) else {
         return spans;
@@ -524,6 +585,79 @@ fn members(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// An object's text from members drawn from `keys` and `values`, keys possibly repeated,
+    /// with optional white space.
+    fn object_of(keys: Vec<&'static str>, values: BoxedStrategy<String>) -> BoxedStrategy<String> {
+        let ws = prop_oneof![Just(""), Just(" "), Just("\n\t")];
+        proptest::collection::vec((proptest::sample::select(keys), values, ws), 0..4)
+            .prop_map(|members| {
+                let body: Vec<String> = members
+                    .iter()
+                    .map(|(k, v, w)| format!("{w}\"{k}\"{w}:{w}{v}{w}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            })
+            .boxed()
+    }
+
+    /// Frames whose `params` or `result` may hold a `_meta` with a subscription tag, keys
+    /// sometimes escaped (spelling a key looked for, or not) and repeated.
+    fn frame_text() -> BoxedStrategy<String> {
+        let leaf = prop_oneof![
+            Just("1".to_owned()),
+            Just("-2.5e3".to_owned()),
+            Just("\"s\\\"q\"".to_owned()),
+            Just("null".to_owned()),
+            Just("[1,{\"a\":[]}]".to_owned()),
+            Just("{}".to_owned()),
+        ]
+        .boxed();
+        let meta = object_of(
+            vec![
+                SUBSCRIPTION_ID_KEY,
+                "io.modelcontextprotocol\\/subscriptionId",
+                "a",
+            ],
+            leaf.clone(),
+        );
+        let inner = object_of(
+            vec!["_meta", "_m\\u0065ta", "x"],
+            prop_oneof![meta, leaf.clone()].boxed(),
+        );
+        object_of(
+            vec!["id", "i\\u0064", "params", "result", "jsonrpc"],
+            prop_oneof![inner, leaf].boxed(),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn spans_read_in_place_are_the_parsed_ones(text in frame_text()) {
+            prop_assume!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+            if let Some(fast) = spans_in_place(&text) {
+                prop_assert_eq!(format!("{fast:?}"), format!("{:?}", spans_parsed(&text)));
+            }
+        }
+    }
+
+    #[test]
+    fn spans_in_place_read_ids_tags_and_meta() {
+        let key = SUBSCRIPTION_ID_KEY;
+        let text =
+            format!(r#"{{"jsonrpc":"2.0","id": "a","result":{{"x":1,"_meta":{{"{key}":7}}}}}}"#);
+        let fast = spans_in_place(&text).expect("no escapes");
+        assert_eq!(&text[fast.id().unwrap()], r#""a""#);
+        let (range, id) = fast.tag().unwrap();
+        assert_eq!((&text[range], id), ("7", &Id::Number("7".into())));
+        assert!(fast.has_meta());
+        assert!(
+            spans_in_place(r#"{"i\u0064":1}"#).is_none(),
+            "escaped keys go to the parser"
+        );
+    }
 
     #[test]
     fn requests_notifications_and_responses() {
