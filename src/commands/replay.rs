@@ -486,5 +486,5 @@ fn build_index(
     let header = reader.header().clone();
     check_config_hash(header.config_hash(), given_hash)
         .map_err(|why| anyhow!(why.replay_message()))?;
-    Ok(Index::build(header, reader, volatile, path)?)
+    Ok(Index::build_from_file(header, reader, volatile, path)?)
 }

@@ -69,6 +69,24 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The schedule in an order that does not depend on hashing (batches by anchor, without
+    /// their slot numbers, which follow the maps' order), for tests that compare two schedules.
+    #[cfg(test)]
+    pub fn describe(&self) -> String {
+        let sorted = |map: &LookupMap<usize, Batch>| {
+            let mut batches: Vec<_> = map.iter().map(|(a, b)| (*a, &b.frames)).collect();
+            batches.sort_by_key(|(a, _)| *a);
+            format!("{batches:?}")
+        };
+        format!(
+            "{:?} before {} after {} asks {}",
+            self.initial,
+            sorted(&self.before),
+            sorted(&self.after),
+            self.server_requests
+        )
+    }
+
     /// Builds the schedule from events already in wire order; `take` hands over the frame a
     /// scheduled event names.
     pub fn build(events: Vec<Event>, mut take: impl FnMut(usize) -> Option<Recorded>) -> Schedule {

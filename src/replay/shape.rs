@@ -14,6 +14,8 @@
 //! valid JSON (the id is checked to be a JSON string or number) with the same method and params,
 //! and so the same fingerprint. Anything else falls through to the scanner.
 
+use std::sync::Arc;
+
 use super::LookupMap;
 use super::wire::quick_request;
 use crate::json::Scanner;
@@ -99,9 +101,11 @@ impl Shapes {
     /// the fingerprint the fast path computes for `frame` (the one the parser computes, where the
     /// scanner gives one: see the property tests) and its shape. `None` when the scanner leaves
     /// the request to the parser. Reads the request once instead of twice.
-    pub fn fingerprint_and_learn(&mut self, frame: &str) -> Option<(String, Option<u32>)> {
+    pub fn fingerprint_and_learn(&mut self, frame: &str) -> Option<(Arc<str>, Option<u32>)> {
         let id = self.scan(frame)?;
-        let fp = std::mem::take(&mut self.scanned);
+        // The scan's buffer stays here for the next request; the fingerprint is copied out
+        // at its exact size, as the index keeps it.
+        let fp: Arc<str> = Arc::from(self.scanned.as_str());
         let shape = self.learn_scanned(frame, id, &fp);
         Some((fp, shape))
     }
@@ -134,9 +138,10 @@ impl Shapes {
             if n == MAX_CUTS {
                 return None;
             }
-            let found = frame
-                .match_indices(part)
-                .map(|(at, _)| at..at + part.len())
+            // Occurrences left to right, not overlapping one another (as `match_indices`
+            // gives them), found without building a searcher for each short part.
+            let found = memchr::memmem::find_iter(frame.as_bytes(), part.as_bytes())
+                .map(|at| at..at + part.len())
                 .find(|range| {
                     cuts[..n]
                         .iter()
@@ -160,6 +165,16 @@ impl Shapes {
             starts.zip(ends).map(|(start, end)| &frame[start..end])
         };
         let holes = || cuts.iter().map(|(_, hole)| *hole);
+        self.intern(pieces, holes)
+    }
+
+    /// The number of the shape with these pieces and holes, added when new; `None` past the
+    /// bound on piece bytes.
+    fn intern<'p, P, H>(&mut self, pieces: impl Fn() -> P, holes: impl Fn() -> H) -> Option<u32>
+    where
+        P: Iterator<Item = &'p str>,
+        H: Iterator<Item = Hole>,
+    {
         let key = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = self.hasher.build_hasher();
@@ -190,6 +205,25 @@ impl Shapes {
             holes: holes().collect(),
         });
         Some(n)
+    }
+
+    /// How many shapes are known.
+    pub fn count(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The shapes learnt after the first `from`, for another [`Shapes`] to [`adopt`](Shapes::adopt).
+    pub fn since(&self, from: usize) -> Vec<Shape> {
+        self.list.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// The number of `shape` here (one learnt by another [`Shapes`], as on another thread),
+    /// added when new; `None` past the bound on piece bytes.
+    pub fn adopt(&mut self, shape: &Shape) -> Option<u32> {
+        self.intern(
+            || shape.pieces.iter().map(|p| &**p),
+            || shape.holes.iter().copied(),
+        )
     }
 
     pub fn get(&self, n: u32) -> Option<&Shape> {

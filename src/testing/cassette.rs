@@ -216,7 +216,7 @@ impl Cassette {
         let given = config.as_ref().and_then(RedactConfig::hash);
         check_config_hash(header.config_hash(), given.as_deref())
             .map_err(|why| start(why.replay_message()))?;
-        let index = Index::build(header, reader, &self.volatile, &self.path)
+        let index = Index::build_from_file(header, reader, &self.volatile, &self.path)
             .map_err(|e| start(e.to_string()))?;
         for warning in &index.warnings {
             // Captured by the test harness: shown only with the output of a failing test.

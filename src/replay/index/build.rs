@@ -43,7 +43,41 @@ impl Index {
         path: &Path,
     ) -> Result<Index, IndexError> {
         let volatile = VolatileSet::build(header.volatile().as_ref(), invocation_volatile)?;
-        let mut recording = Recording::read(entries, &volatile, path)?;
+        let recording = Recording::read(entries, &volatile, path)?;
+        Ok(Index::from_recording(header, recording, volatile))
+    }
+
+    /// [`Index::build`] from a reader, its entries parsed and reduced on `workers` threads (one
+    /// means none: the plain way). The same index: a large cassette is ready sooner.
+    pub fn build_parallel<R: std::io::Read>(
+        header: Header,
+        reader: crate::cassette::Reader<R>,
+        invocation_volatile: &[String],
+        path: &Path,
+        workers: usize,
+    ) -> Result<Index, IndexError> {
+        if workers <= 1 {
+            return Index::build(header, reader, invocation_volatile, path);
+        }
+        let volatile = VolatileSet::build(header.volatile().as_ref(), invocation_volatile)?;
+        let recording = Recording::read_parallel(reader, &volatile, path, workers)?;
+        Ok(Index::from_recording(header, recording, volatile))
+    }
+
+    /// [`Index::build`] from a cassette file, on as many threads as its size is worth (see
+    /// [`parse_workers`]).
+    pub fn build_from_file(
+        header: Header,
+        reader: crate::cassette::Reader<std::fs::File>,
+        invocation_volatile: &[String],
+        path: &Path,
+    ) -> Result<Index, IndexError> {
+        let workers = reader.file_len().map_or(1, parse_workers);
+        Index::build_parallel(header, reader, invocation_volatile, path, workers)
+    }
+
+    /// Phases 2 to 5, from what phase 1 read.
+    fn from_recording(header: Header, mut recording: Recording, volatile: VolatileSet) -> Index {
         let mut warnings = std::mem::take(&mut recording.warnings);
         warnings.extend(
             contradictions(&header, &recording.observed)
@@ -55,7 +89,7 @@ impl Index {
         let events = events(&recording, &replies, &acks, timeline);
         let asks = number_asks(&mut recording);
         let schedule = Schedule::build(events, |i| recording.servers[i].rec.take());
-        Ok(assemble(
+        assemble(
             recording,
             &replies,
             acks,
@@ -66,7 +100,7 @@ impl Index {
                 warnings,
                 asks,
             },
-        ))
+        )
     }
 
     /// Reads, for every `tasks/get` pool, where the recording left the task.
@@ -98,6 +132,19 @@ impl Index {
             }
         }
     }
+}
+
+/// Cassettes smaller than this are read on the calling thread alone: starting threads costs
+/// more than it saves on the small cassettes most tests replay (docs/replay.md, "Start-up on a large cassette").
+const PARALLEL_FROM_BYTES: u64 = 4 * 1024 * 1024;
+
+/// How many threads to parse a cassette of `bytes` on: one per core (at most four) from
+/// [`PARALLEL_FROM_BYTES`] up, else one.
+fn parse_workers(bytes: u64) -> usize {
+    if bytes < PARALLEL_FROM_BYTES {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 // ---- Phase 2: pairing answers with requests ----
@@ -650,4 +697,88 @@ fn group(
         *at += 1;
     }
     flat
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::cassette::Reader;
+
+    /// What an index holds, in a form that does not depend on hash order.
+    fn describe(index: &Index) -> String {
+        let pools: Vec<_> = (0..index.fp_text.len())
+            .map(|fp| (index.pool(fp).to_vec(), index.listen_pool(fp).to_vec()))
+            .collect();
+        let shapes: Vec<_> = (0..)
+            .map_while(|n| index.shapes.get(n).map(|s| format!("{s:?}")))
+            .collect();
+        format!(
+            "{:?}\n{:?}\n{pools:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{} {}\n{:?}\n{shapes:?}",
+            index.pairs,
+            index.fp_text,
+            index.listens,
+            index.schedule.describe(),
+            index.asks,
+            index.warnings,
+            index.highest_live,
+            index.standalone_streams,
+            index.fp_info,
+        )
+    }
+
+    /// Every cassette under `dir`, recursively.
+    fn cassettes(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                cassettes(&path, out);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_parallel_build_is_the_plain_one() {
+        let mut paths = Vec::new();
+        cassettes(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+            &mut paths,
+        );
+        let mut compared = 0;
+        for path in paths {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Some((header, body)) = text.split_once('\n') else {
+                continue;
+            };
+            if Reader::new(text.as_bytes(), &path).is_err() {
+                continue;
+            }
+            // The recording over and over, so that it spans many batches and each worker
+            // learns shapes and methods the others learnt before it.
+            let repeats = 1 + 6000 / body.lines().count().max(1);
+            let big = format!("{header}\n{}", format!("{body}\n").repeat(repeats));
+            let build = |workers| {
+                let reader = Reader::new(big.as_bytes(), &path).unwrap();
+                let header = reader.header().clone();
+                Index::build_parallel(header, reader, &[], &path, workers)
+            };
+            let plain = build(1);
+            for workers in [2, 3] {
+                match (&plain, build(workers)) {
+                    (Ok(plain), Ok(parallel)) => assert!(
+                        describe(plain) == describe(&parallel),
+                        "{} with {workers} workers",
+                        path.display()
+                    ),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    (a, b) => panic!("{}: {a:?} against {b:?}", path.display()),
+                }
+            }
+            compared += 1;
+        }
+        assert!(compared >= 20, "only {compared} fixture cassettes read");
+    }
 }

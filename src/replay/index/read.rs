@@ -9,14 +9,14 @@ use serde_json::Value;
 
 use super::{IdKey, Recorded};
 use crate::cassette::consistency::Observed;
-use crate::cassette::{CassetteError, Chunk, Dir, Entry, EntryKind, unknown_entry_warning};
+use crate::cassette::{CassetteError, Dir, Entry, EntryKind, unknown_entry_warning};
 use crate::json::Node;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::LISTEN_METHOD;
 use crate::replay::fingerprint::{
     MRTR_FIELDS, TASKS_GET, TOOLS_CALL, fingerprint, fingerprint_node, is_mrtr_retry,
 };
-use crate::replay::shape::{ShapeRef, Shapes};
+use crate::replay::shape::{Shape, ShapeRef, Shapes};
 use crate::replay::volatile::VolatileSet;
 use crate::replay::wire::params_text;
 use crate::replay::{LookupMap, LookupSet};
@@ -132,6 +132,240 @@ pub(super) struct ClientAnswer {
     pub(super) text: Box<str>,
 }
 
+/// One entry reduced by a [`Reducer`] to what phase 1 keeps of it, not yet numbered among the
+/// recording's frames nor interned: [`Recording::fold`] does that, in file order.
+pub(super) struct Reduced {
+    highest_live: u64,
+    what: What,
+}
+
+enum What {
+    /// A client request, but for what the fold numbers: its method (as the reducer numbered
+    /// it), its shape (the same) and its fingerprint (not yet interned).
+    Request(RequestParts),
+    ClientAnswer(ClientAnswer),
+    Server(ServerItem),
+    /// A `chunks` entry: its direction, how it was opened, the request it answers, and its
+    /// frames (server-to-client only).
+    Stream {
+        dir: Option<Dir>,
+        via_get: bool,
+        id: Option<Id>,
+        frames: Vec<ServerItem>,
+    },
+    Unknown(String),
+    Nothing,
+}
+
+/// Reduces entries, one at a time, to what phase 1 keeps of them: the costly half of reading,
+/// which needs nothing from other entries but the shapes and method names learnt so far, so
+/// several reducers can each take part of a cassette (see [`Recording::read_parallel`]).
+pub(super) struct Reducer<'v> {
+    volatile: &'v VolatileSet,
+    /// Shapes learnt by this reducer, numbered its own way until the fold adopts them.
+    shapes: Shapes,
+    /// Method names, numbered in order of first sight.
+    methods: LookupMap<Box<str>, u32>,
+    /// How many of `shapes` and of `methods` the fold has been given.
+    given: (usize, usize),
+}
+
+/// What a [`Reducer`] learnt since it last said: shapes and method names, in the order it
+/// numbered them. The fold adopts them before the entries reduced since, which may name them.
+#[derive(Default)]
+pub(super) struct Learnt {
+    shapes: Vec<Shape>,
+    methods: Vec<Box<str>>,
+}
+
+/// A request as a [`Reducer`] leaves it (see [`What::Request`]).
+pub(super) struct RequestParts {
+    t: u64,
+    entry: u32,
+    line: u32,
+    key: IdKey,
+    listen: bool,
+    method: u32,
+    fp: Arc<str>,
+    task_id: Option<String>,
+    retry: bool,
+    shape: ShapeRef,
+    progress: Option<Box<str>>,
+}
+
+impl<'v> Reducer<'v> {
+    pub(super) fn new(volatile: &'v VolatileSet) -> Reducer<'v> {
+        Reducer {
+            volatile,
+            shapes: Shapes::default(),
+            methods: LookupMap::default(),
+            given: (0, 0),
+        }
+    }
+
+    /// Entry number `n`, reduced.
+    pub(super) fn reduce(&mut self, n: usize, entry: Entry) -> Reduced {
+        let status = http_status(&entry);
+        let Entry {
+            t, dir, kind, line, ..
+        } = entry;
+        let highest_live = highest_live_in(&kind);
+        let what = match (dir, kind) {
+            (Some(Dir::C2s), EntryKind::Frame(frame))
+                if frame.kind() == FrameKind::Request && frame.id() != Some(&Id::Null) =>
+            {
+                self.request((t, n, line), &frame)
+            }
+            (Some(Dir::C2s), EntryKind::Frame(frame))
+                if matches!(frame.kind(), FrameKind::Response | FrameKind::ErrorResponse) =>
+            {
+                match frame.id() {
+                    Some(id) => What::ClientAnswer(ClientAnswer {
+                        t,
+                        entry: narrow(n),
+                        key: IdKey::of(id),
+                        text: frame.text().into(),
+                    }),
+                    None => What::Nothing,
+                }
+            }
+            (Some(Dir::S2c), EntryKind::Frame(frame)) => {
+                let mut item = ServerItem::new(t, narrow(n), -1, &frame, None);
+                item.status = status;
+                What::Server(item)
+            }
+            (
+                dir,
+                EntryKind::Chunks {
+                    id,
+                    via_get,
+                    chunks,
+                },
+            ) => {
+                let frames = if dir == Some(Dir::S2c) {
+                    chunks
+                        .iter()
+                        .enumerate()
+                        .map(|(j, chunk)| {
+                            let within = i32::try_from(j).unwrap_or(i32::MAX);
+                            ServerItem::new(chunk.t, narrow(n), within, &chunk.frame, None)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                What::Stream {
+                    dir,
+                    via_get,
+                    id,
+                    frames,
+                }
+            }
+            (_, EntryKind::Unknown(kind)) => What::Unknown(kind),
+            _ => What::Nothing,
+        };
+        Reduced { highest_live, what }
+    }
+
+    /// What this reducer learnt since the last call.
+    pub(super) fn learnt(&mut self) -> Learnt {
+        let (shapes, methods) = self.given;
+        if self.shapes.count() == shapes && self.methods.len() == methods {
+            return Learnt::default();
+        }
+        let mut names: Vec<(&Box<str>, u32)> = self
+            .methods
+            .iter()
+            .filter(|&(_, &n)| n as usize >= methods)
+            .map(|(name, &n)| (name, n))
+            .collect();
+        names.sort_unstable_by_key(|&(_, n)| n);
+        let learnt = Learnt {
+            shapes: self.shapes.since(shapes),
+            methods: names.into_iter().map(|(name, _)| name.clone()).collect(),
+        };
+        self.given = (self.shapes.count(), self.methods.len());
+        learnt
+    }
+
+    /// A client request (with a non-null id): time `t`, entry `n`, read from cassette `line`.
+    fn request(&mut self, (t, n, line): (u64, usize, u64), frame: &Frame) -> What {
+        let volatile = self.volatile;
+        let method = frame.method().unwrap_or_default();
+        let next = u32::try_from(self.methods.len()).unwrap_or(u32::MAX);
+        let number = match self.methods.get(method) {
+            Some(&n) => n,
+            None => *self.methods.entry(method.into()).or_insert(next),
+        };
+        let listen = method == LISTEN_METHOD;
+        // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
+        // the scanner declines MRTR retries, so such a call is no retry and no task poll.
+        let scanned = (method == TOOLS_CALL && !volatile.applies_to(method))
+            .then(|| self.shapes.fingerprint_and_learn(frame.text()))
+            .flatten();
+        let (fp, retry, task_id, shape) = match scanned {
+            Some((fp, shape)) => (fp, false, None, shape),
+            None => {
+                let (fp, retry, task_id) = read_request(volatile, method, frame);
+                let shape = if listen || volatile.applies_to(method) {
+                    None
+                } else {
+                    self.shapes.learn(frame.text(), &fp)
+                };
+                (Arc::from(fp), retry, task_id, shape)
+            }
+        };
+        What::Request(RequestParts {
+            t,
+            entry: narrow(n),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+            key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
+            listen,
+            method: number,
+            fp,
+            task_id,
+            retry,
+            shape: ShapeRef::from(shape),
+            progress: crate::replay::progress::request_token(frame.text()),
+        })
+    }
+}
+
+/// What folding needs to remember between entries, apart from the recording itself.
+#[derive(Default)]
+pub(super) struct Folding {
+    /// Every method name, once.
+    methods: LookupSet<Arc<str>>,
+    warned_types: LookupSet<String>,
+    /// Per reducer, its shape and method numbers as the recording has them.
+    shapes: Vec<Vec<ShapeRef>>,
+    method_names: Vec<Vec<Arc<str>>>,
+}
+
+impl Folding {
+    /// Takes in what reducer `worker` learnt.
+    fn adopt(&mut self, worker: usize, learnt: Learnt, shapes: &mut Shapes) {
+        if self.shapes.len() <= worker {
+            self.shapes.resize_with(worker + 1, Vec::new);
+            self.method_names.resize_with(worker + 1, Vec::new);
+        }
+        for shape in &learnt.shapes {
+            self.shapes[worker].push(ShapeRef::from(shapes.adopt(shape)));
+        }
+        for name in learnt.methods {
+            let method = match self.methods.get(&*name) {
+                Some(known) => Arc::clone(known),
+                None => {
+                    let method: Arc<str> = Arc::from(name);
+                    self.methods.insert(Arc::clone(&method));
+                    method
+                }
+            };
+            self.method_names[worker].push(method);
+        }
+    }
+}
+
 impl Recording {
     /// Phase 1: reads every entry once, in file order.
     pub(super) fn read(
@@ -140,143 +374,130 @@ impl Recording {
         path: &Path,
     ) -> Result<Recording, CassetteError> {
         let mut rec = Recording::default();
-        let mut methods: LookupMap<String, Arc<str>> = LookupMap::default();
-        let mut warned_types: LookupSet<String> = LookupSet::default();
+        let mut folding = Folding::default();
+        let mut reducer = Reducer::new(volatile);
         for (n, entry) in entries.into_iter().enumerate() {
-            let entry = entry?;
-            let status = http_status(&entry);
-            let Entry {
-                t, dir, kind, line, ..
-            } = entry;
-            rec.highest_live = rec.highest_live.max(highest_live_in(&kind));
-            match (dir, kind) {
-                (Some(Dir::C2s), EntryKind::Frame(frame))
-                    if frame.kind() == FrameKind::Request && frame.id() != Some(&Id::Null) =>
-                {
-                    let name = frame.method().unwrap_or_default();
-                    let method = match methods.get(name) {
-                        Some(m) => Arc::clone(m),
-                        None => {
-                            let m: Arc<str> = Arc::from(name);
-                            methods.insert(name.to_owned(), Arc::clone(&m));
-                            m
+            let reduced = reducer.reduce(n, entry?);
+            rec.fold(&mut folding, 0, reducer.learnt(), [reduced], path);
+        }
+        Ok(rec.finish())
+    }
+
+    /// [`Recording::read`] with the entries parsed and reduced on `workers` threads while this
+    /// one reads the lines and folds, in file order: the same recording.
+    pub(super) fn read_parallel<R: std::io::Read>(
+        reader: crate::cassette::Reader<R>,
+        volatile: &VolatileSet,
+        path: &Path,
+        workers: usize,
+    ) -> Result<Recording, CassetteError> {
+        let mut rec = Recording::default();
+        let mut folding = Folding::default();
+        crate::cassette::map_entries(
+            reader,
+            workers,
+            || Reducer::new(volatile),
+            Reducer::reduce,
+            Reducer::learnt,
+            |worker, items, learnt| {
+                rec.fold(&mut folding, worker, learnt, items.drain(..), path);
+                std::ops::ControlFlow::Continue(())
+            },
+        )?;
+        Ok(rec.finish())
+    }
+
+    /// Takes reduced entries, in file order, from reducer `worker`, and what it learnt before
+    /// reducing them.
+    fn fold(
+        &mut self,
+        folding: &mut Folding,
+        worker: usize,
+        learnt: Learnt,
+        items: impl IntoIterator<Item = Reduced>,
+        path: &Path,
+    ) {
+        folding.adopt(worker, learnt, &mut self.shapes);
+        for Reduced { highest_live, what } in items {
+            self.highest_live = self.highest_live.max(highest_live);
+            match what {
+                What::Request(parts) => {
+                    let method = Arc::clone(&folding.method_names[worker][parts.method as usize]);
+                    let shape = parts
+                        .shape
+                        .get()
+                        .and_then(|s| folding.shapes[worker].get(s as usize).copied())
+                        .unwrap_or(ShapeRef::NONE);
+                    self.observed.initialize |= &*method == "initialize";
+                    let fp = self.fps.intern(parts.fp);
+                    if &*method == TASKS_GET {
+                        if let Some(id) = parts.task_id {
+                            self.task_ids.entry(fp).or_insert(id);
                         }
-                    };
-                    rec.request((t, n, line), &frame, method, volatile);
-                }
-                (Some(Dir::C2s), EntryKind::Frame(frame))
-                    if matches!(frame.kind(), FrameKind::Response | FrameKind::ErrorResponse) =>
-                {
-                    if let Some(id) = frame.id() {
-                        rec.client_answers.push(ClientAnswer {
-                            t,
-                            entry: narrow(n),
-                            key: IdKey::of(id),
-                            text: frame.text().into(),
-                        });
                     }
+                    self.order.push(InOrder::Request(self.requests.len()));
+                    self.requests.push(RequestItem {
+                        t: parts.t,
+                        entry: parts.entry,
+                        line: parts.line,
+                        key: parts.key,
+                        listen: parts.listen,
+                        method,
+                        fp: fp as u32,
+                        retry: parts.retry,
+                        shape,
+                        progress: parts.progress,
+                    });
                 }
-                (Some(Dir::S2c), EntryKind::Frame(frame)) => {
-                    rec.order.push(InOrder::Server(rec.servers.len()));
-                    let mut item = ServerItem::new(t, narrow(n), -1, &frame, None);
-                    item.status = status;
-                    rec.servers.push(item);
+                What::ClientAnswer(answer) => self.client_answers.push(answer),
+                What::Server(item) => {
+                    self.order.push(InOrder::Server(self.servers.len()));
+                    self.servers.push(item);
                 }
-                (
+                What::Stream {
                     dir,
-                    EntryKind::Chunks {
-                        id,
-                        via_get,
-                        chunks,
-                    },
-                ) => {
-                    rec.observed.chunks(via_get);
-                    rec.standalone_streams += usize::from(via_get && dir == Some(Dir::S2c));
+                    via_get,
+                    id,
+                    frames,
+                } => {
+                    self.observed.chunks(via_get);
+                    self.standalone_streams += usize::from(via_get && dir == Some(Dir::S2c));
                     if dir == Some(Dir::S2c) {
-                        rec.stream(n, if via_get { None } else { id }, chunks);
+                        self.stream(if via_get { None } else { id }, frames);
                     }
                 }
-                (_, EntryKind::Unknown(kind)) if warned_types.insert(kind.clone()) => {
-                    rec.warnings.push(unknown_entry_warning(&kind, path));
+                What::Unknown(kind) => {
+                    if folding.warned_types.insert(kind.clone()) {
+                        self.warnings.push(unknown_entry_warning(&kind, path));
+                    }
                 }
-                _ => {}
+                What::Nothing => {}
             }
         }
+    }
+
+    /// The recording once every entry is folded.
+    fn finish(mut self) -> Recording {
         // The lists grew by doubling; what follows allocates the index beside them, so give the
         // slack back first (a large cassette's peak memory is set here).
-        rec.servers.shrink_to_fit();
-        rec.requests.shrink_to_fit();
-        rec.order.shrink_to_fit();
-        rec.shapes.finish();
-        Ok(rec)
+        self.servers.shrink_to_fit();
+        self.requests.shrink_to_fit();
+        self.order.shrink_to_fit();
+        self.shapes.finish();
+        self
     }
 
-    /// A client request (with a non-null id): time `t`, entry `n`, read from cassette `line`.
-    fn request(
-        &mut self,
-        (t, n, line): (u64, usize, u64),
-        frame: &Frame,
-        method: Arc<str>,
-        volatile: &VolatileSet,
-    ) {
-        self.observed.initialize |= &*method == "initialize";
-        let listen = &*method == LISTEN_METHOD;
-        // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
-        // the scanner declines MRTR retries, so such a call is no retry and no task poll.
-        let scanned = (&*method == TOOLS_CALL && !volatile.applies_to(&method))
-            .then(|| self.shapes.fingerprint_and_learn(frame.text()))
-            .flatten();
-        let (fp, retry, task_id, shape) = match scanned {
-            Some((fp, shape)) => (fp, false, None, shape),
-            None => {
-                let (fp, retry, task_id) = read_request(volatile, &method, frame);
-                let shape = if listen || volatile.applies_to(&method) {
-                    None
-                } else {
-                    self.shapes.learn(frame.text(), &fp)
-                };
-                (fp, retry, task_id, shape)
-            }
-        };
-        let shape = ShapeRef::from(shape);
-        let fp = self.fps.intern(fp);
-        if &*method == TASKS_GET {
-            if let Some(id) = task_id {
-                self.task_ids.entry(fp).or_insert(id);
-            }
-        }
-        self.order.push(InOrder::Request(self.requests.len()));
-        self.requests.push(RequestItem {
-            t,
-            entry: narrow(n),
-            line: u32::try_from(line).unwrap_or(u32::MAX),
-            key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
-            listen,
-            method,
-            fp: fp as u32,
-            retry,
-            shape,
-            progress: crate::replay::progress::request_token(frame.text()),
-        });
-    }
-
-    /// A server-to-client stream, entry `n`; `id` is `None` for the standalone GET stream.
-    fn stream(&mut self, n: usize, id: Option<Id>, chunks: Vec<Chunk>) {
+    /// A server-to-client stream with its frames; `id` is `None` for the standalone GET stream.
+    fn stream(&mut self, id: Option<Id>, frames: Vec<ServerItem>) {
         let s = self.streams.len();
-        let mut frames = Vec::with_capacity(chunks.len());
-        for (j, chunk) in chunks.into_iter().enumerate() {
-            frames.push(self.servers.len());
-            let within = i32::try_from(j).unwrap_or(i32::MAX);
-            self.servers.push(ServerItem::new(
-                chunk.t,
-                narrow(n),
-                within,
-                &chunk.frame,
-                Some(narrow(s)),
-            ));
+        let mut at = Vec::with_capacity(frames.len());
+        for mut item in frames {
+            at.push(self.servers.len());
+            item.stream = Some(narrow(s));
+            self.servers.push(item);
         }
         self.order.push(InOrder::Stream(s));
-        self.streams.push(StreamItem { id, frames });
+        self.streams.push(StreamItem { id, frames: at });
     }
 }
 
@@ -295,14 +516,13 @@ pub(super) struct Interner {
 }
 
 impl Interner {
-    fn intern(&mut self, fp: String) -> usize {
-        if let Some(&id) = self.fps.get(fp.as_str()) {
+    fn intern(&mut self, fp: Arc<str>) -> usize {
+        if let Some(&id) = self.fps.get(&*fp) {
             return id;
         }
         let id = self.texts.len();
-        let text: Arc<str> = Arc::from(fp);
-        self.texts.push(Arc::clone(&text));
-        self.fps.insert(text, id);
+        self.texts.push(Arc::clone(&fp));
+        self.fps.insert(fp, id);
         id
     }
 }
@@ -392,7 +612,9 @@ mod tests {
     fn both(text: &str) -> (Option<String>, String, bool) {
         let frame = Frame::parse(text).expect("a frame");
         let mut shapes = Shapes::default();
-        let fast = shapes.fingerprint_and_learn(frame.text()).map(|(fp, _)| fp);
+        let fast = shapes
+            .fingerprint_and_learn(frame.text())
+            .map(|(fp, _)| fp.to_string());
         let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
         (fast, slow, retry)
     }
