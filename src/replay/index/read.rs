@@ -1,6 +1,10 @@
 //! Phase 1 of building an index: the cassette's entries read once, in file order, every frame
 //! reduced to what the later phases (in `build`) need: a request to its fingerprint and shape, a
 //! server frame to its recording and id. Nothing here pairs or orders anything.
+//!
+//! Reading is two steps: a [`Reducer`] does the costly part of each entry, alone (on a large
+//! cassette, several reducers on as many threads), and [`Recording::fold`] takes the reduced
+//! entries in file order and numbers what must be numbered once: fingerprints, shapes, methods.
 
 use std::path::Path;
 use std::sync::Arc;
