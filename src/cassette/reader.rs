@@ -43,9 +43,7 @@ impl Reader<File> {
             .clamp(4 * 1024, 256 * 1024);
         Reader::with_buffer(file, path, capacity, MAX_LINE_BYTES)
     }
-}
 
-impl Reader<File> {
     /// The size of the file being read, when the system says.
     pub fn file_len(&self) -> Option<u64> {
         self.input.metadata().ok().map(|meta| meta.len())

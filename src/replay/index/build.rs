@@ -135,7 +135,8 @@ impl Index {
 }
 
 /// Cassettes smaller than this are read on the calling thread alone: starting threads costs
-/// more than it saves on the small cassettes most tests replay (docs/replay.md, "Start-up on a large cassette").
+/// more than it saves on the small cassettes most tests replay (docs/replay.md, "Start-up on a
+/// large cassette").
 const PARALLEL_FROM_BYTES: u64 = 4 * 1024 * 1024;
 
 /// How many threads to parse a cassette of `bytes` on: one per core (at most four) from

@@ -168,8 +168,9 @@ pub(super) struct Reducer<'v> {
     volatile: &'v VolatileSet,
     /// Shapes learnt by this reducer, numbered its own way until the fold adopts them.
     shapes: Shapes,
-    /// Method names, numbered in order of first sight.
+    /// Method names, numbered in order of first sight: by name, and in that order.
     methods: LookupMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
     /// How many of `shapes` and of `methods` the fold has been given.
     given: (usize, usize),
 }
@@ -203,6 +204,7 @@ impl<'v> Reducer<'v> {
             volatile,
             shapes: Shapes::default(),
             methods: LookupMap::default(),
+            names: Vec::new(),
             given: (0, 0),
         }
     }
@@ -277,16 +279,9 @@ impl<'v> Reducer<'v> {
         if self.shapes.count() == shapes && self.methods.len() == methods {
             return Learnt::default();
         }
-        let mut names: Vec<(&Box<str>, u32)> = self
-            .methods
-            .iter()
-            .filter(|&(_, &n)| n as usize >= methods)
-            .map(|(name, &n)| (name, n))
-            .collect();
-        names.sort_unstable_by_key(|&(_, n)| n);
         let learnt = Learnt {
             shapes: self.shapes.since(shapes),
-            methods: names.into_iter().map(|(name, _)| name.clone()).collect(),
+            methods: self.names.get(methods..).unwrap_or_default().to_vec(),
         };
         self.given = (self.shapes.count(), self.methods.len());
         learnt
@@ -299,7 +294,11 @@ impl<'v> Reducer<'v> {
         let next = u32::try_from(self.methods.len()).unwrap_or(u32::MAX);
         let number = match self.methods.get(method) {
             Some(&n) => n,
-            None => *self.methods.entry(method.into()).or_insert(next),
+            None => {
+                self.methods.insert(method.into(), next);
+                self.names.push(method.into());
+                next
+            }
         };
         let listen = method == LISTEN_METHOD;
         // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
