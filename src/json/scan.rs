@@ -40,6 +40,11 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
+    /// The whole text being scanned (what [`Scanner::pos`] counts in).
+    pub fn text(&self) -> &'a str {
+        self.src
+    }
+
     /// Skips whitespace and answers the next byte.
     pub fn peek(&mut self) -> Option<u8> {
         self.pos = token::skip_ws(self.text, self.pos);

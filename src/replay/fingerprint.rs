@@ -82,14 +82,21 @@ pub fn fingerprint_into(method: &str, params: Option<&str>, out: &mut String) ->
         }
         Some(text) => {
             let mut scan = Scanner::new(text);
-            scan_params_into(method, &mut scan, out).is_some() && scan.at_end()
+            scan_params_into(method, &mut scan, out, &mut PartSpans::default()).is_some()
+                && scan.at_end()
         }
     }
 }
 
 /// [`fingerprint_into`] over the params value `scan` is at, reading past it: the request's line
 /// is read once, fingerprint included. `None` leaves `scan` anywhere and `out` meaningless.
-pub fn scan_params_into(method: &str, scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
+pub fn scan_params_into(
+    method: &str,
+    scan: &mut Scanner<'_>,
+    out: &mut String,
+    parts: &mut PartSpans,
+) -> Option<()> {
+    *parts = PartSpans::default();
     if scan.peek()? == b'n' {
         scan.skip()?;
         absent_params_into(method, out);
@@ -100,11 +107,64 @@ pub fn scan_params_into(method: &str, scan: &mut Scanner<'_>, out: &mut String) 
         return scan.skip();
     }
     if method == TOOLS_CALL {
-        return tools_call_into(scan, out);
+        return tools_call_into(scan, out, parts);
     }
     out.push_str(method);
     out.push(SEP);
-    scan.copy_object_without(out, &["_meta", "cursor"])
+    let copied = Copied::start(scan, out);
+    scan.copy_object_without(out, &["_meta", "cursor"])?;
+    parts.note(1, copied.verbatim(scan, out));
+    Some(())
+}
+
+/// Where the fingerprint's parts after the method (the params; or a tool's name and arguments)
+/// were read in the text the scanner went through, for those copied into the fingerprint byte
+/// for byte. Request shapes cut their holes there (see `crate::replay::shape`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartSpans {
+    /// Parts 1 and 2: where each starts in the text, and its length.
+    spans: [Option<(usize, usize)>; 2],
+}
+
+impl PartSpans {
+    fn note(&mut self, part: usize, span: Option<(usize, usize)>) {
+        if let Some(slot) = self.spans.get_mut(part - 1) {
+            *slot = span;
+        }
+    }
+
+    /// Part `part` (1 or 2) of the fingerprint: where it starts in the text, and its length.
+    pub fn get(&self, part: usize) -> Option<(usize, usize)> {
+        *self.spans.get(part.checked_sub(1)?)?
+    }
+
+    /// The parts found, numbered as in the fingerprint.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, (usize, usize))> + '_ {
+        (1..=2_u8).filter_map(|k| Some((k, self.get(usize::from(k))?)))
+    }
+}
+
+/// A value about to be copied into a fingerprint: where it started in the text and in the copy.
+struct Copied {
+    text: usize,
+    out: usize,
+}
+
+impl Copied {
+    fn start(scan: &mut Scanner<'_>, out: &str) -> Copied {
+        // The value starts after any whitespace; so does its copy.
+        let _ = scan.peek();
+        Copied {
+            text: scan.pos(),
+            out: out.len(),
+        }
+    }
+
+    /// Where the value stands in the text, when its copy is the same bytes.
+    fn verbatim(&self, scan: &Scanner<'_>, out: &str) -> Option<(usize, usize)> {
+        let read = scan.text().get(self.text..scan.pos())?;
+        (out.get(self.out..)? == read).then_some((self.text, read.len()))
+    }
 }
 
 fn absent_params_into(method: &str, out: &mut String) {
@@ -116,7 +176,7 @@ fn absent_params_into(method: &str, out: &mut String) {
 }
 
 /// `tools/call` params with `name` (a plain string) before `arguments`, no MRTR fields.
-fn tools_call_into(scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
+fn tools_call_into(scan: &mut Scanner<'_>, out: &mut String, parts: &mut PartSpans) -> Option<()> {
     if !scan.eat(b'{') {
         return None;
     }
@@ -128,7 +188,12 @@ fn tools_call_into(scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
                 return None;
             }
             match key {
-                "name" if name.is_none() => name = Some(scan.plain_str()?),
+                "name" if name.is_none() => {
+                    let read = scan.plain_str()?;
+                    let at = read.as_ptr() as usize - scan.text().as_ptr() as usize;
+                    parts.note(1, Some((at, read.len())));
+                    name = Some(read);
+                }
                 "arguments" if !arguments => {
                     arguments = true;
                     out.push_str(TOOLS_CALL);
@@ -139,7 +204,9 @@ fn tools_call_into(scan: &mut Scanner<'_>, out: &mut String) -> Option<()> {
                         scan.skip()?;
                         out.push_str("{}");
                     } else {
+                        let copied = Copied::start(scan, out);
                         scan.copy(out)?;
+                        parts.note(2, copied.verbatim(scan, out));
                     }
                 }
                 "name" | "arguments" => return None,
@@ -360,6 +427,15 @@ mod tests {
         assert_eq!(quick.fingerprinted, direct, "{line}");
         if quick.fingerprinted {
             assert_eq!(display(&fp), display(&expected), "{line}");
+            // Where the parts were read, the line holds their very bytes: request shapes cut
+            // their holes there.
+            for (k, (at, len)) in quick.parts.iter() {
+                assert_eq!(
+                    line.get(at..at + len),
+                    fp.split(SEP).nth(usize::from(k)),
+                    "part {k} of {line}"
+                );
+            }
         }
         direct
     }

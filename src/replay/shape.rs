@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use super::LookupMap;
+use super::fingerprint::PartSpans;
 use super::wire::quick_request;
 use crate::json::Scanner;
 
@@ -89,12 +90,12 @@ impl Shapes {
     /// not a request the scanner reads, a fingerprint it does not reproduce, or past the bounds.
     /// Runs once per recorded request, so it allocates only for a shape not seen before.
     pub fn learn(&mut self, frame: &str, fp: &str) -> Option<u32> {
-        let id = self.scan(frame)?;
+        let scanned = self.scan(frame)?;
         // The fast path would compute exactly this fingerprint for this text.
         if self.scanned != fp {
             return None;
         }
-        self.learn_scanned(frame, id, fp)
+        self.learn_scanned(frame, scanned)
     }
 
     /// As [`Shapes::learn`], for a request whose fingerprint the index takes from the scanner:
@@ -102,17 +103,17 @@ impl Shapes {
     /// scanner gives one: see the property tests) and its shape. `None` when the scanner leaves
     /// the request to the parser. Reads the request once instead of twice.
     pub fn fingerprint_and_learn(&mut self, frame: &str) -> Option<(Arc<str>, Option<u32>)> {
-        let id = self.scan(frame)?;
+        let scanned = self.scan(frame)?;
         // The scan's buffer stays here for the next request; the fingerprint is copied out
         // at its exact size, as the index keeps it.
         let fp: Arc<str> = Arc::from(self.scanned.as_str());
-        let shape = self.learn_scanned(frame, id, &fp);
+        let shape = self.learn_scanned(frame, scanned);
         Some((fp, shape))
     }
 
-    /// Scans a recorded request into `scanned`, returning where its id stands; `None` when the
-    /// scanner does not compute its fingerprint.
-    fn scan(&mut self, frame: &str) -> Option<std::ops::Range<usize>> {
+    /// Scans a recorded request into `scanned`, returning where its id stands and where the
+    /// fingerprint's parts were read; `None` when the scanner does not compute its fingerprint.
+    fn scan(&mut self, frame: &str) -> Option<(std::ops::Range<usize>, PartSpans)> {
         if frame.len() > MAX_FRAME {
             return None;
         }
@@ -122,35 +123,27 @@ impl Shapes {
             return None;
         }
         let id_start = quick.id.as_ptr() as usize - frame.as_ptr() as usize;
-        Some(id_start..id_start + quick.id.len())
+        Some((id_start..id_start + quick.id.len(), quick.parts))
     }
 
-    /// Learns the shape of `frame`, whose id stands at `id` and whose fingerprint `fp` the scanner
-    /// computed.
-    fn learn_scanned(&mut self, frame: &str, id: std::ops::Range<usize>, fp: &str) -> Option<u32> {
+    /// Learns the shape of `frame`, whose id stands at `id` and whose fingerprint parts the
+    /// scanner read where `parts` says (each the same bytes as in the fingerprint).
+    fn learn_scanned(
+        &mut self,
+        frame: &str,
+        (id, parts): (std::ops::Range<usize>, PartSpans),
+    ) -> Option<u32> {
         let mut cuts: [Cut; MAX_CUTS] = std::array::from_fn(|_| (0..0, Hole::Id));
         cuts[0] = (id, Hole::Id);
         let mut n = 1;
-        for (k, part) in fp.split('\u{0}').enumerate().skip(1) {
-            if part.len() < MIN_PART {
+        // Each hole is cut where the scanner read its part: the id and the parts are distinct
+        // members of the request, so no two cuts overlap.
+        for (k, (at, len)) in parts.iter() {
+            if len < MIN_PART {
                 continue;
             }
-            if n == MAX_CUTS {
-                return None;
-            }
-            // Occurrences left to right, not overlapping one another (as `match_indices`
-            // gives them), found without building a searcher for each short part.
-            let found = memchr::memmem::find_iter(frame.as_bytes(), part.as_bytes())
-                .map(|at| at..at + part.len())
-                .find(|range| {
-                    cuts[..n]
-                        .iter()
-                        .all(|(c, _)| range.end <= c.start || range.start >= c.end)
-                });
-            if let Some(range) = found {
-                cuts[n] = (range, Hole::Part(u8::try_from(k).ok()?));
-                n += 1;
-            }
+            cuts[n] = (at..at + len, Hole::Part(k));
+            n += 1;
         }
         let cuts = &mut cuts[..n];
         cuts.sort_by_key(|(range, _)| range.start);
@@ -348,6 +341,28 @@ mod tests {
         );
         assert_eq!(shape.matches(&format!("{a} "), &fa), None);
         assert_eq!(shape.matches(&a[..a.len() - 1], &fa), None);
+    }
+
+    #[test]
+    fn holes_are_cut_where_the_parts_were_read() {
+        // The tool's name is also the `jsonrpc` member's text: the hole is the name's.
+        let mut shapes = Shapes::default();
+        let a = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"2.0","arguments":{"x":"2.0"}}}"#;
+        let b = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"y":1}}}"#;
+        let (fa, fb) = (fp_of(a), fp_of(b));
+        let sa = shapes.learn(a, &fa).unwrap();
+        assert_eq!(shapes.learn(b, &fb), Some(sa), "one shape for both");
+        let shape = shapes.get(sa).unwrap();
+        assert_eq!(shape.fill("1", &fa), a);
+        assert_eq!(shape.fill("2", &fb), b);
+        assert_eq!(shape.matches(b, &fb), Some("2"));
+        // Arguments written with spaces are not the fingerprint's bytes: they stay literal.
+        let spaced = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"y": 1}}}"#;
+        let fs = fp_of(spaced);
+        if let Some(s) = shapes.learn(spaced, &fs) {
+            assert_ne!(s, sa);
+            assert_eq!(shapes.get(s).unwrap().fill("3", &fs), spaced);
+        }
     }
 
     #[test]

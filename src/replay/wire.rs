@@ -13,7 +13,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::fingerprint::scan_params_into;
+use super::fingerprint::{PartSpans, scan_params_into};
 use crate::json::{Scanner, token};
 use crate::jsonrpc::Id;
 use crate::protocol::SUBSCRIPTION_ID_KEY;
@@ -210,6 +210,8 @@ pub struct Quick<'a> {
     pub params: Option<&'a str>,
     /// Whether the request's fingerprint was computed on the way (see [`quick_request`]).
     pub fingerprinted: bool,
+    /// Where the fingerprint's parts were read in the line, when it was computed.
+    pub parts: PartSpans,
 }
 
 /// Reads a well-formed request in place, validating the whole line; `None` for anything else,
@@ -231,6 +233,7 @@ pub fn quick_request<'a>(
     }
     let (mut jsonrpc, mut id, mut method, mut params) = (false, None, None, None);
     let mut fingerprinted = false;
+    let mut parts = PartSpans::default();
     if !scan.eat(b'}') {
         loop {
             let key = scan.plain_str()?;
@@ -251,7 +254,7 @@ pub fn quick_request<'a>(
                     if let Some(m) = method.filter(|m| fingerprint_for(m)) {
                         fp.clear();
                         let mut ahead = scan.clone();
-                        if scan_params_into(m, &mut ahead, fp).is_some() {
+                        if scan_params_into(m, &mut ahead, fp, &mut parts).is_some() {
                             scan = ahead;
                             fingerprinted = true;
                         }
@@ -289,6 +292,7 @@ pub fn quick_request<'a>(
         method: method?,
         params: params.filter(|p| *p != "null"),
         fingerprinted,
+        parts,
     })
 }
 

@@ -520,13 +520,16 @@ pub(super) struct Interner {
 
 impl Interner {
     fn intern(&mut self, fp: Arc<str>) -> usize {
-        if let Some(&id) = self.fps.get(&*fp) {
-            return id;
+        let next = self.texts.len();
+        // One hash and one probe, whether the fingerprint is new or not.
+        match self.fps.entry(fp) {
+            std::collections::hash_map::Entry::Occupied(known) => *known.get(),
+            std::collections::hash_map::Entry::Vacant(new) => {
+                self.texts.push(Arc::clone(new.key()));
+                new.insert(next);
+                next
+            }
         }
-        let id = self.texts.len();
-        self.texts.push(Arc::clone(&fp));
-        self.fps.insert(fp, id);
-        id
     }
 }
 
