@@ -129,8 +129,24 @@ pub struct Frame {
     source: Arc<str>,
     span: Range<usize>,
     kind: FrameKind,
-    method: Option<String>,
+    method: Option<Method>,
     id: Option<Id>,
+}
+
+/// A frame's method: where its text stands in the frame's shared string when written without
+/// escapes (as nearly every method is: no allocation per frame read), else decoded.
+#[derive(Debug, Clone)]
+enum Method {
+    At(Range<usize>),
+    Decoded(Box<str>),
+}
+
+impl Method {
+    /// The method whose JSON string `raw` (quotes included, no escapes) is a slice of `source`.
+    fn at(source: &str, raw: &str) -> Method {
+        let start = raw.as_ptr() as usize - source.as_ptr() as usize + 1;
+        Method::At(start..start + raw.len() - 2)
+    }
 }
 
 /// A line of a JSON-RPC stream: a frame, or anything else kept verbatim.
@@ -206,7 +222,7 @@ impl Frame {
         }
         let method = match method {
             None | Some("null") => None,
-            Some(raw) if raw.starts_with('"') => Some(raw[1..raw.len() - 1].to_owned()),
+            Some(raw) if raw.starts_with('"') => Some(Method::at(text, raw)),
             // serde refuses a `method` that is not a string.
             Some(_) => return Some(None),
         };
@@ -247,7 +263,7 @@ impl Frame {
             span: 0..text.len(),
             source: text.into(),
             kind,
-            method: env.method.map(Cow::into_owned),
+            method: env.method.map(|m| Method::Decoded(m.into())),
             id,
         })
     }
@@ -311,9 +327,11 @@ impl Frame {
             // serde reads a `null` member into `None`, as if it were absent: so must this.
             None | Some("null") => None,
             Some(raw) if raw.len() >= 2 && !raw.contains('\\') && raw.starts_with('"') => {
-                Some(raw[1..raw.len() - 1].to_owned())
+                Some(Method::at(source, raw))
             }
-            Some(raw) => Some(serde_json::from_str::<String>(raw).ok()?),
+            Some(raw) => Some(Method::Decoded(
+                serde_json::from_str::<String>(raw).ok()?.into(),
+            )),
         };
         let kind = FrameKind::of(method.is_some(), id.is_some(), result, error);
         Some(Frame {
@@ -346,7 +364,10 @@ impl Frame {
     }
 
     pub fn method(&self) -> Option<&str> {
-        self.method.as_deref()
+        match self.method.as_ref()? {
+            Method::At(span) => self.source.get(span.clone()),
+            Method::Decoded(text) => Some(text),
+        }
     }
 
     pub fn id(&self) -> Option<&Id> {
@@ -389,7 +410,8 @@ impl Frame {
             span: 0..text.len(),
             source: text.into(),
             kind: self.kind,
-            method: self.method.clone(),
+            // The text is new, so the method cannot point into it.
+            method: self.method().map(|m| Method::Decoded(m.into())),
             id: Some(id.clone()),
         }
     }

@@ -75,6 +75,9 @@ pub struct Shapes {
     piece_bytes: usize,
     /// The fingerprint the scanner computes for each recorded request, built here.
     scanned: String,
+    /// The shape interned last: a recording's requests mostly repeat the one before, and
+    /// comparing with it spares hashing every piece.
+    last: Option<u32>,
 }
 
 /// Where a hole sits in a recorded request's text.
@@ -168,6 +171,16 @@ impl Shapes {
         P: Iterator<Item = &'p str>,
         H: Iterator<Item = Hole>,
     {
+        let same = |shape: &Shape| {
+            shape.pieces.iter().map(|p| &**p).eq(pieces())
+                && shape.holes.iter().copied().eq(holes())
+        };
+        // Shapes are stored once each, so an equal last shape is the one the lookup would find.
+        if let Some(last) = self.last {
+            if self.list.get(last as usize).is_some_and(same) {
+                return Some(last);
+            }
+        }
         let key = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = self.hasher.build_hasher();
@@ -177,10 +190,8 @@ impl Shapes {
         };
         let candidates = self.known.entry(key).or_default();
         for &c in candidates.iter() {
-            let shape = &self.list[c as usize];
-            if shape.pieces.iter().map(|p| &**p).eq(pieces())
-                && shape.holes.iter().copied().eq(holes())
-            {
+            if same(&self.list[c as usize]) {
+                self.last = Some(c);
                 return Some(c);
             }
         }
@@ -193,6 +204,7 @@ impl Shapes {
             .filter(|&n| n != u32::MAX)?;
         self.piece_bytes += bytes;
         candidates.push(n);
+        self.last = Some(n);
         self.list.push(Shape {
             pieces: pieces().map(Box::from).collect(),
             holes: holes().collect(),

@@ -34,6 +34,7 @@ use crate::jsonrpc::Id;
 
 pub use super::recorded::{Answer, Ask, Recorded};
 pub use catalogue::Catalogue;
+pub use read::FpTable;
 
 /// A recorded request and its answer.
 #[derive(Debug)]
@@ -142,7 +143,8 @@ pub struct FpInfo {
 pub struct Index {
     pub header: Header,
     pub pairs: Vec<Pair>,
-    pub fps: LookupMap<Arc<str>, usize>,
+    /// Fingerprint numbers by text (see [`Index::fp_number`]).
+    pub fps: FpTable,
     /// Each fingerprint's text, by id.
     pub fp_text: Vec<Arc<str>>,
     pub fp_info: Vec<FpInfo>,
@@ -180,6 +182,11 @@ pub enum IndexError {
 }
 
 impl Index {
+    /// The number of the fingerprint whose text is `fp`, when one was recorded.
+    pub fn fp_number(&self, fp: &str) -> Option<usize> {
+        self.fps.get(fp, &self.fp_text)
+    }
+
     /// Answered requests recorded under `fp`, in recorded order.
     pub fn pool(&self, fp: usize) -> &[u32] {
         let (start, len) = self.fp_info[fp].responses;

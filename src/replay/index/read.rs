@@ -173,6 +173,7 @@ pub(super) struct Reducer<'v> {
     names: Vec<Box<str>>,
     /// How many of `shapes` and of `methods` the fold has been given.
     given: (usize, usize),
+    fp_hasher: foldhash::fast::RandomState,
 }
 
 /// What a [`Reducer`] learnt since it last said: shapes and method names, in the order it
@@ -192,6 +193,8 @@ pub(super) struct RequestParts {
     listen: bool,
     method: u32,
     fp: Arc<str>,
+    /// The fingerprint's hash, by the recording's [`FpTable`].
+    fp_hash: u64,
     task_id: Option<String>,
     retry: bool,
     shape: ShapeRef,
@@ -199,9 +202,14 @@ pub(super) struct RequestParts {
 }
 
 impl<'v> Reducer<'v> {
-    pub(super) fn new(volatile: &'v VolatileSet) -> Reducer<'v> {
+    /// A reducer whose fingerprint hashes are those of `fp_hasher` (the recording's table's).
+    pub(super) fn new(
+        volatile: &'v VolatileSet,
+        fp_hasher: foldhash::fast::RandomState,
+    ) -> Reducer<'v> {
         Reducer {
             volatile,
+            fp_hasher,
             shapes: Shapes::default(),
             methods: LookupMap::default(),
             names: Vec::new(),
@@ -325,6 +333,10 @@ impl<'v> Reducer<'v> {
             key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
             listen,
             method: number,
+            fp_hash: {
+                use std::hash::BuildHasher;
+                self.fp_hasher.hash_one(&*fp)
+            },
             fp,
             task_id,
             retry,
@@ -378,7 +390,7 @@ impl Recording {
     ) -> Result<Recording, CassetteError> {
         let mut rec = Recording::default();
         let mut folding = Folding::default();
-        let mut reducer = Reducer::new(volatile);
+        let mut reducer = Reducer::new(volatile, rec.fps.fps.hasher());
         for (n, entry) in entries.into_iter().enumerate() {
             let reduced = reducer.reduce(n, entry?);
             rec.fold(&mut folding, 0, reducer.learnt(), [reduced], path);
@@ -396,10 +408,11 @@ impl Recording {
     ) -> Result<Recording, CassetteError> {
         let mut rec = Recording::default();
         let mut folding = Folding::default();
+        let fp_hasher = rec.fps.fps.hasher();
         crate::cassette::map_entries(
             reader,
             workers,
-            || Reducer::new(volatile),
+            || Reducer::new(volatile, fp_hasher.clone()),
             Reducer::reduce,
             Reducer::learnt,
             |worker, items, learnt| {
@@ -432,7 +445,7 @@ impl Recording {
                         .and_then(|s| folding.shapes[worker].get(s as usize).copied())
                         .unwrap_or(ShapeRef::NONE);
                     self.observed.initialize |= &*method == "initialize";
-                    let fp = self.fps.intern(parts.fp);
+                    let fp = self.fps.intern(parts.fp, parts.fp_hash);
                     if &*method == TASKS_GET {
                         if let Some(id) = parts.task_id {
                             self.task_ids.entry(fp).or_insert(id);
@@ -514,22 +527,63 @@ pub(super) fn narrow(n: usize) -> u32 {
 /// Fingerprint texts, each stored once and numbered in order of first sight.
 #[derive(Default)]
 pub(super) struct Interner {
-    pub(super) fps: LookupMap<Arc<str>, usize>,
+    pub(super) fps: FpTable,
     pub(super) texts: Vec<Arc<str>>,
 }
 
 impl Interner {
-    fn intern(&mut self, fp: Arc<str>) -> usize {
-        let next = self.texts.len();
-        // One hash and one probe, whether the fingerprint is new or not.
-        match self.fps.entry(fp) {
-            std::collections::hash_map::Entry::Occupied(known) => *known.get(),
-            std::collections::hash_map::Entry::Vacant(new) => {
-                self.texts.push(Arc::clone(new.key()));
-                new.insert(next);
-                next
+    /// The number of `fp`, whose hash (by [`FpTable::hash`]) is `hash`, added when new.
+    fn intern(&mut self, fp: Arc<str>, hash: u64) -> usize {
+        let texts = &mut self.texts;
+        let entry = self.fps.table.entry(
+            hash,
+            |&(h, n)| h == hash && *texts[n as usize] == *fp,
+            |&(h, _)| h,
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(known) => known.get().1 as usize,
+            hashbrown::hash_table::Entry::Vacant(new) => {
+                let n = texts.len();
+                new.insert((hash, narrow(n)));
+                texts.push(fp);
+                n
             }
         }
+    }
+}
+
+/// Fingerprint numbers by text, the texts being kept elsewhere (`Index::fp_text`). Each entry
+/// holds its fingerprint's hash, so the table grows without reading a text again (rehashing
+/// 200,000 fingerprints by text was a sixth of the reading thread's work), and the hashes are
+/// computed where the requests are reduced, on the workers.
+#[derive(Debug, Default)]
+pub struct FpTable {
+    table: hashbrown::HashTable<(u64, u32)>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl FpTable {
+    /// The hash this table files `fp` under.
+    pub fn hash(&self, fp: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one(fp)
+    }
+
+    /// A hasher that gives the same hashes, for another thread.
+    pub(super) fn hasher(&self) -> foldhash::fast::RandomState {
+        self.hasher.clone()
+    }
+
+    /// The number of fingerprint `fp`, whose texts are `texts`.
+    pub fn get(&self, fp: &str, texts: &[Arc<str>]) -> Option<usize> {
+        let hash = self.hash(fp);
+        self.table
+            .find(hash, |&(h, n)| h == hash && *texts[n as usize] == *fp)
+            .map(|&(_, n)| n as usize)
+    }
+
+    pub fn shrink_to_fit(&mut self) {
+        self.table.shrink_to_fit(|&(h, _)| h);
     }
 }
 

@@ -407,11 +407,11 @@ impl Session {
             } {
                 Some(
                     self.expected(&fp)
-                        .or_else(|| self.index.fps.get(fp.as_str()).copied()),
+                        .or_else(|| self.index.fp_number(fp.as_str())),
                 )
             } else {
                 fingerprint_text(quick.method, quick.params)
-                    .map(|slow| self.index.fps.get(slow.as_str()).copied())
+                    .map(|slow| self.index.fp_number(slow.as_str()))
             };
             if let Some(f) = f {
                 if let Some(p) = f.and_then(|f| self.take_exact(f)) {
@@ -501,7 +501,7 @@ impl Session {
             fp = known;
         } else if !volatile {
             if let Some(text_fp) = fingerprint_text(method, raw) {
-                fp = self.index.fps.get(text_fp.as_str()).copied();
+                fp = self.index.fp_number(text_fp.as_str());
                 if !listen {
                     if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
                         return self.serve(req, p, Outcome::Answered);
@@ -520,9 +520,7 @@ impl Session {
             }
             fp = self
                 .index
-                .fps
-                .get(fingerprint(method, shaped.as_ref()).as_str())
-                .copied();
+                .fp_number(fingerprint(method, shaped.as_ref()).as_str());
             if !listen {
                 if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
                     return self.serve(req, p, Outcome::Answered);
@@ -548,9 +546,7 @@ impl Session {
                     self.index.volatile.drop_from(method, &mut redacted);
                     fp = self
                         .index
-                        .fps
-                        .get(fingerprint(method, Some(&redacted)).as_str())
-                        .copied();
+                        .fp_number(fingerprint(method, Some(&redacted)).as_str());
                     redacted_params = Some(redacted);
                     if !listen {
                         if let Some(p) = fp.and_then(|f| self.take_exact(f)) {
