@@ -181,8 +181,8 @@ impl Replies {
             standalone: None,
         };
         // Keyed by ids borrowed from the recording: no copy of an id per request.
-        let mut waiting: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
-        let mut early: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
+        let mut waiting: LookupMap<&IdKey, Queue> = LookupMap::default();
+        let mut early: LookupMap<&IdKey, Queue> = LookupMap::default();
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
@@ -250,10 +250,52 @@ impl Replies {
     }
 }
 
+/// Requests (or early answers) waiting under one id, oldest first. Ids are mostly unique, so
+/// the queue nearly always holds one, which is kept without an allocation: a `VecDeque` per id
+/// cost an allocation and a free per recorded call.
+#[derive(Default)]
+struct Queue {
+    /// The oldest; `None` only when the queue is empty.
+    head: Option<usize>,
+    rest: VecDeque<usize>,
+}
+
+impl Queue {
+    fn push_back(&mut self, item: usize) {
+        if self.head.is_none() {
+            self.head = Some(item);
+        } else {
+            self.rest.push_back(item);
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<usize> {
+        let first = self.head.take()?;
+        self.head = self.rest.pop_front();
+        Some(first)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &usize> {
+        self.head.iter().chain(&self.rest)
+    }
+
+    /// Takes the item at `at` (counted from the oldest).
+    fn remove(&mut self, at: usize) -> Option<usize> {
+        match at.checked_sub(1) {
+            None => self.pop_front(),
+            Some(at) => self.rest.remove(at),
+        }
+    }
+}
+
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
 fn take_waiting(
-    waiting: &mut LookupMap<&IdKey, VecDeque<usize>>,
+    waiting: &mut LookupMap<&IdKey, Queue>,
     key: &IdKey,
     requests: &[RequestItem],
     listen_first: bool,
@@ -273,7 +315,7 @@ fn take_waiting(
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut LookupMap<&IdKey, VecDeque<usize>>, key: &IdKey) -> Option<usize> {
+fn pop_early(early: &mut LookupMap<&IdKey, Queue>, key: &IdKey) -> Option<usize> {
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {
@@ -414,16 +456,14 @@ fn timeline(servers: &[ServerItem], request_key: &[WireKey]) -> Vec<Timed> {
 /// `timeline` (consumed), each server frame with its role.
 fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>) -> Vec<Event> {
     let (servers, streams) = (&rec.servers, &rec.streams);
-    let mut stream_end: LookupMap<usize, usize> = LookupMap::default(); // stream -> request
-    let mut frame_reply: LookupMap<usize, usize> = LookupMap::default(); // server item -> request
+    // The request each stream or server frame answers, by its index: dense lists, since nearly
+    // every server frame answers one (a hash map of them was larger and had to grow).
+    let mut stream_end: Vec<Option<usize>> = vec![None; streams.len()];
+    let mut frame_reply: Vec<u32> = vec![u32::MAX; servers.len()];
     for (r, reply) in replies.of.iter().enumerate() {
         match reply {
-            Some(Reply::Stream(st)) => {
-                stream_end.insert(*st, r);
-            }
-            Some(Reply::Frame(s)) => {
-                frame_reply.insert(*s, r);
-            }
+            Some(Reply::Stream(st)) => stream_end[*st] = Some(r),
+            Some(Reply::Frame(s)) => frame_reply[*s] = super::read::narrow(r),
             None => {}
         }
     }
@@ -441,7 +481,7 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
         let role = if let Some(&r) = acks.of.get(&i) {
             Role::Answers(r)
         } else if let Some(st) = item.stream.map(|st| st as usize) {
-            if let Some(&r) = stream_end.get(&st) {
+            if let Some(r) = stream_end[st] {
                 if streams[st].frames.last() == Some(&i) {
                     Role::Answers(r)
                 } else {
@@ -452,8 +492,8 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
             } else {
                 Role::Skip
             }
-        } else if let Some(&r) = frame_reply.get(&i) {
-            Role::Answers(r)
+        } else if frame_reply[i] != u32::MAX {
+            Role::Answers(frame_reply[i] as usize)
         } else if replies.closures.contains(&i) {
             Role::Push
         } else if item.is_response() {
@@ -706,6 +746,27 @@ mod tests {
 
     use super::*;
     use crate::cassette::Reader;
+
+    proptest::proptest! {
+        /// The pairing queue keeps its first item inline; it behaves as the `VecDeque` it
+        /// replaced, whatever is pushed, popped and taken from the middle.
+        #[test]
+        fn the_pairing_queue_is_a_deque(ops in proptest::collection::vec((0_u8..3, 0_usize..6), 0..40)) {
+            let (mut queue, mut deque) = (Queue::default(), VecDeque::new());
+            for (n, (op, at)) in ops.into_iter().enumerate() {
+                match op {
+                    0 => {
+                        queue.push_back(n);
+                        deque.push_back(n);
+                    }
+                    1 => proptest::prop_assert_eq!(queue.pop_front(), deque.pop_front()),
+                    _ => proptest::prop_assert_eq!(queue.remove(at), deque.remove(at)),
+                }
+                proptest::prop_assert_eq!(queue.is_empty(), deque.is_empty());
+                proptest::prop_assert!(queue.iter().eq(deque.iter()));
+            }
+        }
+    }
 
     /// What an index holds, in a form that does not depend on hash order.
     fn describe(index: &Index) -> String {

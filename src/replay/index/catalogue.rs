@@ -9,6 +9,7 @@
 //! beyond the first [`COMPARED`] the nearest recording is the nearest among those (documented in
 //! docs/replay.md).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::params_from_fingerprint;
@@ -103,7 +104,7 @@ impl Catalogue {
         }
         if **method == *TOOLS_CALL {
             let name = tool_name(fp_text);
-            let fps = match recordings.tools.get_mut(name.as_str()) {
+            let fps = match recordings.tools.get_mut(&*name) {
                 Some(fps) => fps,
                 None => recordings.tools.entry(name.into()).or_default(),
             };
@@ -118,11 +119,8 @@ impl Catalogue {
     }
 
     fn entry(&mut self, method: &Arc<str>) -> &mut Recordings {
-        if !self.methods.contains_key(&**method) {
-            self.methods
-                .insert(Arc::clone(method), Recordings::default());
-        }
-        self.methods.get_mut(&**method).expect("inserted above")
+        // One hash per recorded request (this runs for each while the index is built).
+        self.methods.entry(Arc::clone(method)).or_default()
     }
 
     pub(super) fn finish(&mut self) {
@@ -141,14 +139,14 @@ impl Catalogue {
 /// `String(params.name)`. The common form (`tools/call`, name, arguments, one separator each) is
 /// read in place; any other (a retry part, a name holding the separator, params that were not an
 /// object) is read back the way the diagnosis reads params.
-fn tool_name(fp: &str) -> String {
+fn tool_name(fp: &str) -> Cow<'_, str> {
     match plain_tool_name(fp) {
-        Some(name) => name.to_owned(),
-        None => js_string(
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(js_string(
             params_from_fingerprint(TOOLS_CALL, fp)
                 .as_ref()
                 .and_then(|p| p.get("name")),
-        ),
+        )),
     }
 }
 
@@ -156,11 +154,12 @@ fn tool_name(fp: &str) -> String {
 /// object of arguments, one separator each), read in place; `None` for any other form. In that
 /// form the params read back are `{"arguments": …, "name": <this>}`, so this is their `name`.
 pub(super) fn plain_tool_name(fp: &str) -> Option<&str> {
-    fp.strip_prefix(TOOLS_CALL)
-        .and_then(|rest| rest.strip_prefix('\u{0}'))
-        .and_then(|rest| rest.split_once('\u{0}'))
-        .filter(|(_, args)| !args.contains('\u{0}') && args.starts_with('{'))
-        .map(|(name, _)| name)
+    // The separators found with `memchr`: this runs for every recorded call while the index
+    // is built, where `split_once` and `contains` cost a searcher each.
+    let rest = fp.strip_prefix(TOOLS_CALL)?.strip_prefix('\u{0}')?;
+    let cut = memchr::memchr(0, rest.as_bytes())?;
+    let (name, args) = (&rest[..cut], &rest[cut + 1..]);
+    (args.starts_with('{') && memchr::memchr(0, args.as_bytes()).is_none()).then_some(name)
 }
 
 #[cfg(test)]
