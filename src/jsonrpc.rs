@@ -280,6 +280,42 @@ impl Frame {
     /// As [`Frame::from_valid_json`] for the text at `span` of `source`, which the frame then
     /// shares instead of copying.
     pub fn from_valid_span(source: &Arc<str>, span: Range<usize>) -> Option<Frame> {
+        Frame::from_members(source, span, |text, each| {
+            token::for_each_member(text, each)
+        })
+    }
+
+    /// As [`Frame::from_valid_span`], with the frame's members as the reader captured them
+    /// while validating the line that holds it (`source`): not walked a second time. Falls back
+    /// to walking them when nothing was captured at `span`.
+    pub(crate) fn from_captured(
+        source: &Arc<str>,
+        span: Range<usize>,
+        captured: &crate::json::Captured,
+    ) -> Option<Frame> {
+        Frame::from_members(source, span, |text, each| {
+            // The capture is of the member's value exactly, which `text` is (trimmed, as the
+            // reader's spans are already).
+            let start = text.as_ptr() as usize - source.as_ptr() as usize;
+            match captured.members_at(source, start..start + text.len()) {
+                Some(members) => {
+                    for (key, value) in members {
+                        each(key, value)?;
+                    }
+                    Some(())
+                }
+                None => token::for_each_member(text, each),
+            }
+        })
+    }
+
+    /// The frame at `span` of `source` (valid JSON), its top-level members read by `walk` over
+    /// its text.
+    fn from_members<'s>(
+        source: &'s Arc<str>,
+        span: Range<usize>,
+        walk: impl FnOnce(&'s str, &mut dyn FnMut(&'s str, &'s str) -> Option<()>) -> Option<()>,
+    ) -> Option<Frame> {
         let text = source.get(span.clone())?;
         let trimmed = text.trim_start();
         let start = span.start + (text.len() - trimmed.len());
@@ -290,7 +326,7 @@ impl Frame {
         // Envelope members seen so far: a repeated one is refused by the validating path, so
         // it must not be read here either (docs/fuzzing.md, "Bugs found").
         let mut seen = [false; 5];
-        let shaped = token::for_each_member(text, |key, value| {
+        let shaped = walk(text, &mut |key, value| {
             let slot = match key {
                 "jsonrpc" => Some(0),
                 "id" => Some(1),

@@ -1,6 +1,7 @@
 //! Entries: every line after the header.
 
 use super::{CassetteError, Dir, Location, RawObject};
+use crate::json::Captured;
 use crate::jsonrpc::{Frame, Id};
 
 /// One frame of a streamed (SSE) answer.
@@ -128,8 +129,13 @@ impl Entry {
         }
     }
 
-    /// Validates a parsed line.
-    pub fn from_object(object: RawObject, at: &Location<'_>) -> Result<Entry, CassetteError> {
+    /// Validates a parsed line; `frame` is what the reader captured of its `frame` member's
+    /// members while validating it (see [`Frame::from_captured`]), or nothing.
+    pub fn from_object(
+        object: RawObject,
+        frame: &Captured,
+        at: &Location<'_>,
+    ) -> Result<Entry, CassetteError> {
         let kind_name = match object.get("type").map(json_str) {
             Some(Some(k)) => k,
             Some(None) => return Err(at.bad_field("type", "must be a string")),
@@ -154,7 +160,7 @@ impl Entry {
                 if object.get("frame").is_none() {
                     return Err(at.bad_field("frame", "is missing"));
                 }
-                let frame = frame_member(&object, "frame")
+                let frame = frame_member(&object, "frame", frame)
                     .ok_or_else(|| at.bad_field("frame", "must be a JSON-RPC 2.0 object"))?;
                 (Some(d), EntryKind::Frame(frame))
             }
@@ -200,9 +206,10 @@ impl Entry {
                     let t = chunk.get("t").and_then(offset).ok_or_else(|| {
                         at.bad_field(&format!("{field}.t"), "must be a number of milliseconds")
                     })?;
-                    let frame = frame_member(&chunk, "frame").ok_or_else(|| {
-                        at.bad_field(&format!("{field}.frame"), "must be a JSON-RPC 2.0 object")
-                    })?;
+                    let frame =
+                        frame_member(&chunk, "frame", &Captured::default()).ok_or_else(|| {
+                            at.bad_field(&format!("{field}.frame"), "must be a JSON-RPC 2.0 object")
+                        })?;
                     chunks.push(Chunk { t, frame });
                 }
                 (
@@ -310,9 +317,9 @@ impl Entry {
 
 /// The frame held by member `key` of an object the reader validated, sharing the object's text
 /// when the member is still as read (no copy), else parsed from the member's own text.
-fn frame_member(object: &RawObject, key: &str) -> Option<Frame> {
+fn frame_member(object: &RawObject, key: &str, captured: &Captured) -> Option<Frame> {
     match object.shared_member(key) {
-        Some((source, span)) => Frame::from_valid_span(source, span),
+        Some((source, span)) => Frame::from_captured(source, span, captured),
         None => object.get(key).and_then(Frame::from_valid_json),
     }
 }

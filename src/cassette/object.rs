@@ -14,6 +14,8 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::json::Captured;
+
 #[derive(Debug, Clone)]
 enum Text {
     Span(Range<usize>),
@@ -70,17 +72,22 @@ impl<'de> Visitor<'de> for Spans<'de> {
 /// pass; `None` when the scanner declines (a key with escapes, deep nesting, or not an object at
 /// all), and the parser then decides. The scanner accepts only what the parser accepts, and
 /// reports the same members, in the same order (a property test below holds the two equal).
-fn scan_members(source: &str) -> Option<Vec<(Text, Text)>> {
+fn scan_members(source: &str, nested: Option<(&str, &mut Captured)>) -> Option<Vec<(Text, Text)>> {
     let base = source.as_ptr() as usize;
     let span = |s: &str| {
         let start = s.as_ptr() as usize - base;
         start..start + s.len()
     };
     let mut members = Vec::with_capacity(6);
-    crate::json::Scanner::new(source).members(|key, value| {
+    let each = |key: &str, value: &str| {
         members.push((Text::Span(span(key)), Text::Span(span(value))));
         Some(())
-    })?;
+    };
+    let scanner = crate::json::Scanner::new(source);
+    match nested {
+        None => scanner.members(each)?,
+        Some((key, captured)) => scanner.members_capturing(key, captured, each)?,
+    }
     Some(members)
 }
 
@@ -104,9 +111,24 @@ impl RawObject {
 
     /// As [`RawObject::parse`], keeping the given string as the backing text.
     pub fn parse_shared(source: Arc<str>) -> serde_json::Result<RawObject> {
-        if let Some(members) = scan_members(&source) {
+        if let Some(members) = scan_members(&source, None) {
             return Ok(RawObject { source, members });
         }
+        RawObject::parse_slow(source)
+    }
+
+    /// As [`RawObject::parse_shared`], capturing the members of member `nested` (an object) on
+    /// the way when the one validating pass reads the text (see [`Captured`]); `captured` says
+    /// nothing when the parser decided.
+    pub fn parse_shared_capturing(
+        source: Arc<str>,
+        nested: &str,
+        captured: &mut Captured,
+    ) -> serde_json::Result<RawObject> {
+        if let Some(members) = scan_members(&source, Some((nested, &mut *captured))) {
+            return Ok(RawObject { source, members });
+        }
+        *captured = Captured::default();
         RawObject::parse_slow(source)
     }
 
@@ -311,7 +333,7 @@ mod tests {
     /// The scanner's reading of a line, and serde_json's: both accept or both refuse, with the
     /// same members.
     fn agree(text: &str) -> Result<(), String> {
-        let fast = scan_members(text).map(|members| RawObject {
+        let fast = scan_members(text, None).map(|members| RawObject {
             source: text.into(),
             members,
         });
@@ -339,7 +361,7 @@ mod tests {
             "{ }",
             r#"{"a":"\u00e9\n","b":-0.5e-3,"c":true,"d":{"x":[{}]}}"#,
         ] {
-            assert!(scan_members(text).is_some(), "{text}");
+            assert!(scan_members(text, None).is_some(), "{text}");
             agree(text).unwrap();
         }
         // Declined: the parser decides.
@@ -354,10 +376,10 @@ mod tests {
             "{\"a\":1e999}",
             "",
         ] {
-            assert!(scan_members(text).is_none(), "{text:?}");
+            assert!(scan_members(text, None).is_none(), "{text:?}");
         }
         let deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
-        assert!(scan_members(&deep).is_none());
+        assert!(scan_members(&deep, None).is_none());
         assert!(RawObject::parse(&deep).is_ok(), "the parser goes deeper");
     }
 
@@ -383,7 +405,7 @@ mod tests {
             } else {
                 value.to_string()
             };
-            proptest::prop_assert!(scan_members(&text).is_some() || text.contains('\\'), "{}", text);
+            proptest::prop_assert!(scan_members(&text, None).is_some() || text.contains('\\'), "{}", text);
             agree(&text).map_err(proptest::test_runner::TestCaseError::fail)?;
             let chars: Vec<char> = text.chars().collect();
             let at = cut.index(chars.len() + 1);

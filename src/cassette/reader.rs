@@ -8,7 +8,7 @@ use std::sync::Arc;
 #[cfg(test)]
 use super::EntryKind;
 use super::{CassetteError, Entry, Header, Location, MAX_LINE_BYTES, RawObject};
-use crate::json::delimiter;
+use crate::json::{Captured, delimiter};
 use crate::line::{Found, Line, LineBuffer, OverLimit};
 
 /// Reads a cassette entry by entry. Construct with [`Reader::open`] or [`Reader::new`]; the
@@ -196,7 +196,8 @@ pub(super) fn parse_line(
     line: u64,
     terminated: bool,
 ) -> Result<Entry, CassetteError> {
-    let object = match RawObject::parse_shared(text) {
+    let mut frame = Captured::default();
+    let object = match RawObject::parse_shared_capturing(text, "frame", &mut frame) {
         Ok(o) => o,
         Err(e) => {
             let hint = if terminated {
@@ -212,7 +213,7 @@ pub(super) fn parse_line(
             });
         }
     };
-    Entry::from_object(object, &Location { path, line })
+    Entry::from_object(object, &frame, &Location { path, line })
 }
 
 impl<R: Read> Iterator for Reader<R> {

@@ -40,4 +40,4 @@ pub(crate) mod token;
 pub(crate) use canonical::{key_cmp, quote, stable_stringify};
 pub(crate) use node::Node;
 pub(crate) use number::{js_number, js_number_text};
-pub(crate) use scan::Scanner;
+pub(crate) use scan::{Captured, Scanner};

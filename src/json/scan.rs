@@ -20,6 +20,48 @@ const SCAN_DEPTH: usize = 64;
 /// falls back to the full parser, which gives the same canonical text the slow way (or the
 /// error). So the scanner never decides a question differently from the parser; it only answers
 /// the common case sooner.
+/// The members of an object nested in a scanned text, as [`Scanner::members_capturing`] found
+/// them while validating it: each key as written (between its quotes, escapes kept) and each
+/// value (without surrounding white space), as spans of the text. Only the first
+/// [`Captured::MEMBERS`] are kept; an object with more is not captured.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// Where the object stands in the text; `None` when nothing was captured.
+    object: Option<(u32, u32)>,
+    members: [((u32, u32), (u32, u32)); Captured::MEMBERS],
+    len: usize,
+}
+
+impl Captured {
+    /// A JSON-RPC frame has four or five members.
+    pub const MEMBERS: usize = 8;
+
+    /// The members (key as written, value) of the object captured at `span` of `text` (the
+    /// text that was scanned), in order, as [`crate::json::token::for_each_member`] gives them
+    /// over the object's text; `None` when no object was captured there.
+    pub fn members_at<'t>(
+        &self,
+        text: &'t str,
+        span: std::ops::Range<usize>,
+    ) -> Option<impl Iterator<Item = (&'t str, &'t str)> + use<'t, '_>> {
+        let (a, b) = self.object?;
+        if (a as usize, b as usize) != (span.start, span.end) {
+            return None;
+        }
+        let members = self.members.get(..self.len)?;
+        let get = |(a, b): (u32, u32)| text.get(a as usize..b as usize);
+        // Every span lies in the text it was found in; checked once so the walk cannot fail.
+        members
+            .iter()
+            .all(|&(k, v)| get(k).is_some() && get(v).is_some())
+            .then(|| {
+                members
+                    .iter()
+                    .map(move |&(k, v)| (get(k).unwrap_or_default(), get(v).unwrap_or_default()))
+            })
+    }
+}
+
 #[derive(Clone)]
 pub struct Scanner<'a> {
     src: &'a str,
@@ -127,6 +169,100 @@ impl<'a> Scanner<'a> {
             }
         }
         self.at_end().then_some(())
+    }
+
+    /// As [`Scanner::members`], also capturing the members of the object that is the value of
+    /// the first top-level member named `nested` (a cassette line's `frame`): validating it is
+    /// reading it, so whoever looks into it next need not walk it again.
+    pub fn members_capturing(
+        mut self,
+        nested: &str,
+        captured: &mut Captured,
+        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        *captured = Captured::default();
+        let mut looked = false;
+        if !self.eat(b'{') {
+            return None;
+        }
+        if !self.eat(b'}') {
+            loop {
+                let key = self.plain_str()?;
+                if !self.eat(b':') {
+                    return None;
+                }
+                let first = self.peek()?;
+                let start = self.pos;
+                if key == nested && !looked && first == b'{' {
+                    self.object_captured(captured)?;
+                } else {
+                    self.value(None, 1)?;
+                }
+                looked |= key == nested;
+                each(key, self.src.get(start..self.pos)?)?;
+                if self.eat(b'}') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        self.at_end().then_some(())
+    }
+
+    /// [`Scanner::object`] for a member's value (depth 1) without a copy, noting each member.
+    fn object_captured(&mut self, captured: &mut Captured) -> Option<()> {
+        let object_start = self.pos;
+        if !self.eat(b'{') {
+            return None;
+        }
+        let (mut n, mut all) = (0, true);
+        if !self.eat(b'}') {
+            loop {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                let key_start = self.pos;
+                self.string(None)?;
+                let key_end = self.pos;
+                if !self.eat(b':') {
+                    return None;
+                }
+                self.peek()?;
+                let value_start = self.pos;
+                self.value(None, 2)?;
+                let span =
+                    |a: usize, b: usize| Some((u32::try_from(a).ok()?, u32::try_from(b).ok()?));
+                match (
+                    captured.members.get_mut(n),
+                    span(key_start + 1, key_end - 1),
+                    span(value_start, self.pos),
+                ) {
+                    (Some(slot), Some(key), Some(value)) => {
+                        *slot = (key, value);
+                        n += 1;
+                    }
+                    _ => all = false,
+                }
+                if self.eat(b'}') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        captured.len = n;
+        captured.object = all
+            .then(|| {
+                Some((
+                    u32::try_from(object_start).ok()?,
+                    u32::try_from(self.pos).ok()?,
+                ))
+            })
+            .flatten();
+        Some(())
     }
 
     fn value(&mut self, out: Option<&mut String>, depth: usize) -> Option<()> {
@@ -419,7 +555,94 @@ mod tests {
         assert_eq!(out, r#"{"a":2,"b":1}"#);
     }
 
+    type Members = Vec<(String, String)>;
+
+    /// What capturing the `frame` member of `line` reads: whether the line passed, its members,
+    /// and the frame's members as captured; next to what the plain scan and the walk over the
+    /// frame's own text give.
+    fn captured_and_walked(line: &str) -> (bool, bool, Option<Members>, Option<Members>) {
+        let mut captured = Captured::default();
+        let (mut frame, mut plain_frame) = (None, None);
+        let capturing = Scanner::new(line).members_capturing("frame", &mut captured, |k, v| {
+            if k == "frame" && frame.is_none() {
+                frame = Some(v);
+            }
+            Some(())
+        });
+        let plain = Scanner::new(line).members(|k, v| {
+            if k == "frame" && plain_frame.is_none() {
+                plain_frame = Some(v);
+            }
+            Some(())
+        });
+        assert_eq!(frame, plain_frame);
+        let Some(frame) = frame else {
+            return (capturing.is_some(), plain.is_some(), None, None);
+        };
+        let start = frame.as_ptr() as usize - line.as_ptr() as usize;
+        let owned = |(k, v): (&str, &str)| (k.to_owned(), v.to_owned());
+        let got = captured
+            .members_at(line, start..start + frame.len())
+            .map(|m| m.map(owned).collect());
+        let mut walked = Vec::new();
+        let walk = crate::json::token::for_each_member(frame, |k, v| {
+            walked.push(owned((k, v)));
+            Some(())
+        });
+        (
+            capturing.is_some(),
+            plain.is_some(),
+            got,
+            walk.map(|()| walked),
+        )
+    }
+
+    #[test]
+    fn captured_members_are_the_walked_ones() {
+        for line in [
+            r#"{"type":"frame","frame":{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,{"b":"}"}]}}}"#,
+            r#"{"frame" : { "k\u0065y" : "v" , "id" : -1.5e3 } , "t":1}"#,
+            r#"{"frame":{},"frame":{"a":1}}"#,
+            r#"{"frame":{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9}}"#,
+            r#"{"frame":[1,2]}"#,
+            r#"{"frame":{"a":1}"#,
+        ] {
+            let (capturing, plain, got, walked) = captured_and_walked(line);
+            assert_eq!(capturing, plain, "{line}");
+            if capturing && got.is_some() {
+                assert_eq!(got, walked, "{line}");
+            }
+        }
+        let (_, _, got, _) = captured_and_walked(
+            r#"{"frame":{"1":1,"2":2,"3":3,"4":4,"5":5,"6":6,"7":7,"8":8,"9":9}}"#,
+        );
+        assert!(got.is_none(), "more members than kept: nothing captured");
+        let (_, _, got, walked) = captured_and_walked(r#"{"t":1,"frame":{"id":1}}"#);
+        assert_eq!(got, walked);
+        assert!(got.is_some());
+    }
+
     proptest! {
+        /// Capturing a nested object's members while validating accepts what the plain scan
+        /// accepts and captures what walking the object afterwards finds.
+        #[test]
+        fn capturing_agrees_with_walking(v in json(), pretty in any::<bool>(), junk in "[\\[\\]{}\",:0-9a-z .\\\\-]{0,3}", cut in any::<prop::sample::Index>()) {
+            let frame = if pretty { serde_json::to_string_pretty(&v).unwrap() } else { v.to_string() };
+            let line = format!(r#"{{"type":"frame","frame":{frame},"t":1}}"#);
+            let at = cut.index(line.len() + 1);
+            let damaged = match (line.get(..at), line.get(at..)) {
+                (Some(a), Some(b)) => format!("{a}{junk}{b}"),
+                _ => line.clone(),
+            };
+            for text in [&line, &damaged] {
+                let (capturing, plain, got, walked) = captured_and_walked(text);
+                prop_assert_eq!(capturing, plain, "{}", text);
+                if capturing && got.is_some() {
+                    prop_assert_eq!(got, walked, "{}", text);
+                }
+            }
+        }
+
         /// The scanner accepts exactly the JSON the parser accepts, and a canonical copy it makes
         /// is the canonical text.
         #[test]
