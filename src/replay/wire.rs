@@ -423,6 +423,10 @@ pub fn find_spans(text: &str) -> Spans {
     spans_in_place(text).unwrap_or_else(|| spans_parsed(text))
 }
 
+/// The `_meta` key as written without escapes, searched for in bodies (built once).
+static META_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"_meta\""));
+
 /// [`find_spans`] read in place by the tokenizer, without a parse: `None` when a key has escapes
 /// (it might spell one of the keys looked for) or the text is not shaped as the tokenizer
 /// expects, and the parser then decides. A property test holds the two equal.
@@ -440,6 +444,14 @@ fn spans_in_place(text: &str) -> Option<Spans> {
         match key {
             "id" => spans.id = compact(at(value)),
             "params" | "result" if value.starts_with('{') => {
+                // Nearly every body has no `_meta` key: a vectorised search says so without
+                // walking the body's members (a key written with escapes has a backslash, and
+                // is walked, as is any body holding one).
+                if memchr::memchr(b'\\', value.as_bytes()).is_none()
+                    && META_KEY.find(value.as_bytes()).is_none()
+                {
+                    return Some(());
+                }
                 let Some(meta) = last_member(value, "_meta")?.filter(|m| m.starts_with('{')) else {
                     return Some(());
                 };
