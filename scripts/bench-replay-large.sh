@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Start-up of `mcp-cassette replay` on a large cassette (release build), against the targets in
+# docs/replay.md and docs/benchmarks.md: the first answer of a 200,000-call cassette within
+# 0.25 s, and peak memory within 2 x cassette + 10 MiB.
+#
+#   - the cassette: COUNT distinct `tools/call echo` (plus the handshake) recorded by
+#     `mcp-cassette record` from the `echo-bench` fixture server, driven by
+#     examples/bench_client.rs, pipelined: small lines, so the per-line cost of building the
+#     index shows. A second cassette may be given as CASSETTE (e.g. the output of a realistic
+#     generator) instead;
+#   - time to the first answer: a Python driver spawns `replay`, writes `initialize` and times
+#     the first line of stdout, over RUNS rounds; with BASELINE set to another binary, both are
+#     run in each round in shuffled order (this VM's speed drifts within minutes, so only
+#     interleaved runs compare two builds);
+#   - peak RSS (/usr/bin/time) given the first request only, and given every recorded request.
+# Usage: scripts/bench-replay-large.sh [count] [runs]   (defaults 200000 and 15).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT="${1:-200000}"
+RUNS="${2:-15}"
+
+[ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
+
+# The binary alone, as users build it (see scripts/bench-replay.sh on feature unification).
+cargo build --release --quiet --bin mcp-cassette
+cargo build --release --quiet --example bench_client --example fixture_server
+BIN="$PWD/target/release/mcp-cassette"
+CLIENT="$PWD/target/release/examples/bench_client"
+SERVER="$PWD/target/release/examples/fixture_server"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+echo "== machine"
+echo "nproc: $(nproc)"
+lscpu | grep -E "Model name|^CPU\(s\)" || true
+uptime
+
+if [ -n "${CASSETTE:-}" ]; then
+  CALLS="$CASSETTE"
+else
+  CALLS="$WORK/calls.jsonl"
+  "$CLIENT" --pipelined --count "$COUNT" --initialize -- \
+    "$BIN" record -o "$CALLS" -- "$SERVER" echo-bench >/dev/null
+fi
+SIZE=$(stat -c %s "$CALLS")
+echo "== cassette: $CALLS, $SIZE bytes"
+
+echo "== time to the first answer ($RUNS rounds)"
+python3 - "$CALLS" "$RUNS" "$BIN" ${BASELINE:+"$BASELINE"} <<'EOF_DRIVER'
+import random, subprocess, sys, time
+cassette, runs, binaries = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        b'"capabilities":{},"clientInfo":{"name":"bench-client","version":"1.0.0"}}}\n')
+times = {b: [] for b in binaries}
+for _ in range(runs):
+    order = binaries[:]
+    random.shuffle(order)
+    for binary in order:
+        start = time.perf_counter()
+        p = subprocess.Popen([binary, "replay", cassette], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        p.stdin.write(init)
+        p.stdin.flush()
+        line = p.stdout.readline()
+        took = time.perf_counter() - start
+        if not line.startswith(b'{"jsonrpc"'):
+            sys.exit(f"{binary}: no answer to initialize: {line[:200]!r}")
+        p.stdin.close()
+        p.wait()
+        times[binary].append(took)
+for binary in binaries:
+    t = sorted(times[binary])
+    print(f"{binary}: first answer min {t[0]*1e3:.0f} ms, median {t[len(t)//2]*1e3:.0f} ms, "
+          f"max {t[-1]*1e3:.0f} ms")
+EOF_DRIVER
+
+echo "== peak RSS (limit 2 x cassette + 10 MiB = $(( (2 * SIZE + 10 * 1048576) / 1024 )) KiB)"
+head -n 2 "$CALLS" | sed -n 2p | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["frame"]))' > "$WORK/first.jsonl"
+/usr/bin/time -f "first request only: %e s, %M KiB" "$BIN" replay "$CALLS" \
+  < "$WORK/first.jsonl" > /dev/null 2> "$WORK/err" || true
+tail -n 1 "$WORK/err"
+python3 - "$CALLS" > "$WORK/all.jsonl" <<'EOF_REQUESTS'
+import json, sys
+with open(sys.argv[1]) as f:
+    next(f)
+    for line in f:
+        e = json.loads(line)
+        if e.get("type") == "frame" and e.get("dir") == "c2s" and "method" in e["frame"]:
+            print(json.dumps(e["frame"], separators=(",", ":")))
+EOF_REQUESTS
+/usr/bin/time -f "every recorded request: %e s, %M KiB" "$BIN" replay "$CALLS" \
+  < "$WORK/all.jsonl" > /dev/null 2> "$WORK/err" || true
+tail -n 1 "$WORK/err"
