@@ -27,8 +27,12 @@ use super::{CassetteError, Entry, Reader};
 /// A batch is handed to a worker once it holds this much text or this many lines.
 const BATCH_BYTES: usize = 256 * 1024;
 const BATCH_LINES: usize = 2048;
-/// Batches read ahead of the fold, per worker.
-const IN_FLIGHT: usize = 3;
+/// Batches read ahead of the fold, per worker. The fold takes batches in file order, so one slow
+/// batch holds back the ones done after it; with three per worker the workers waited for work a
+/// fifth of the time on a 200,000-call cassette (docs/benchmarks.md), with eight they keep busy.
+/// A batch holds at most [`BATCH_BYTES`] of text, so this bounds what is read ahead to 2 MiB
+/// per worker.
+const IN_FLIGHT: usize = 8;
 
 /// Entry lines as read, not yet parsed: their text end to end, and where each one is.
 #[derive(Default)]
