@@ -146,42 +146,28 @@ impl<'a> Scanner<'a> {
     /// (no surrounding whitespace). `None` when the text is not such an object (not JSON, a key
     /// with escapes, nesting deeper than the scanner follows) or `each` says to stop: the
     /// caller then asks the full parser, which decides. One validating pass, no allocation.
-    pub fn members(mut self, mut each: impl FnMut(&'a str, &'a str) -> Option<()>) -> Option<()> {
-        if !self.eat(b'{') {
-            return None;
-        }
-        if !self.eat(b'}') {
-            loop {
-                let key = self.plain_str()?;
-                if !self.eat(b':') {
-                    return None;
-                }
-                self.peek()?;
-                let start = self.pos;
-                self.value(None, 1)?;
-                each(key, self.src.get(start..self.pos)?)?;
-                if self.eat(b'}') {
-                    break;
-                }
-                if !self.eat(b',') {
-                    return None;
-                }
-            }
-        }
-        self.at_end().then_some(())
+    pub fn members(self, each: impl FnMut(&'a str, &'a str) -> Option<()>) -> Option<()> {
+        self.members_noting(None, each)
     }
 
     /// As [`Scanner::members`], also capturing the members of the object that is the value of
     /// the first top-level member named `nested` (a cassette line's `frame`): validating it is
     /// reading it, so whoever looks into it next need not walk it again.
     pub fn members_capturing(
-        mut self,
+        self,
         nested: &str,
         captured: &mut Captured,
-        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+        each: impl FnMut(&'a str, &'a str) -> Option<()>,
     ) -> Option<()> {
         *captured = Captured::default();
-        let mut looked = false;
+        self.members_noting(Some((nested, captured)), each)
+    }
+
+    fn members_noting(
+        mut self,
+        mut nested: Option<(&str, &mut Captured)>,
+        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+    ) -> Option<()> {
         if !self.eat(b'{') {
             return None;
         }
@@ -193,12 +179,11 @@ impl<'a> Scanner<'a> {
                 }
                 let first = self.peek()?;
                 let start = self.pos;
-                if key == nested && !looked && first == b'{' {
-                    self.object_captured(captured)?;
-                } else {
-                    self.value(None, 1)?;
+                match nested.take_if(|(name, _)| *name == key) {
+                    // The first member so named only: `nested` is spent either way.
+                    Some((_, captured)) if first == b'{' => self.object_captured(captured)?,
+                    _ => self.value(None, 1)?,
                 }
-                looked |= key == nested;
                 each(key, self.src.get(start..self.pos)?)?;
                 if self.eat(b'}') {
                     break;
