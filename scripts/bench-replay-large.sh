@@ -21,19 +21,8 @@ RUNS="${2:-15}"
 
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
-# The binary alone, as users build it (see scripts/bench-replay.sh on feature unification).
-cargo build --release --quiet --bin mcp-cassette
-cargo build --release --quiet --example bench_client --example fixture_server
-BIN="$PWD/target/release/mcp-cassette"
-CLIENT="$PWD/target/release/examples/bench_client"
-SERVER="$PWD/target/release/examples/fixture_server"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-
-echo "== machine"
-echo "nproc: $(nproc)"
-lscpu | grep -E "Model name|^CPU\(s\)" || true
-uptime
+source scripts/bench-setup.sh
+machine
 
 if [ -n "${CASSETTE:-}" ]; then
   CALLS="$CASSETTE"

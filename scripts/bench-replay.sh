@@ -16,24 +16,11 @@ COLD_ROUNDS="${3:-500}"
 
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
 
-# The binary alone, as users build it: built together with the examples, the dev-dependencies
-# change feature unification and so every symbol name, and startup.order (build.rs) would no
-# longer apply.
-cargo build --release --quiet --bin mcp-cassette
-cargo build --release --quiet --example bench_client --example fixture_server
+source scripts/bench-setup.sh
 # The cold-start figure assumes startup.order still names this binary's functions; it is only a
 # layout hint (nothing else depends on it), so a stale one is reported, not fatal.
 scripts/startup-order.sh --check || echo "warning: cold start is measured without a current startup.order" >&2
-BIN="$PWD/target/release/mcp-cassette"
-CLIENT="$PWD/target/release/examples/bench_client"
-SERVER="$PWD/target/release/examples/fixture_server"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-
-echo "== machine"
-echo "nproc: $(nproc)"
-lscpu | head -20
-uptime
+machine
 
 echo "== cassettes"
 "$CLIENT" --pipelined --count "$COUNT" --initialize -- \
