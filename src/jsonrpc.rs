@@ -274,20 +274,15 @@ impl Frame {
     /// Falls back to [`Frame::parse`] for anything unusual (escaped keys, odd spellings).
     pub fn from_valid_json(text: &str) -> Option<Frame> {
         let source: Arc<str> = text.into();
-        Frame::from_valid_span(&source, 0..source.len())
-    }
-
-    /// As [`Frame::from_valid_json`] for the text at `span` of `source`, which the frame then
-    /// shares instead of copying.
-    pub fn from_valid_span(source: &Arc<str>, span: Range<usize>) -> Option<Frame> {
-        Frame::from_members(source, span, |text, each| {
+        Frame::from_members(&source, 0..source.len(), |text, each| {
             token::for_each_member(text, each)
         })
     }
 
-    /// As [`Frame::from_valid_span`], with the frame's members as the reader captured them
-    /// while validating the line that holds it (`source`): not walked a second time. Falls back
-    /// to walking them when nothing was captured at `span`.
+    /// As [`Frame::from_valid_json`] for the text at `span` of `source` (a cassette line),
+    /// which the frame then shares instead of copying, with the frame's members as the reader
+    /// captured them while validating the line: not walked a second time. Falls back to walking
+    /// them when nothing was captured at `span`.
     pub(crate) fn from_captured(
         source: &Arc<str>,
         span: Range<usize>,

@@ -444,26 +444,28 @@ fn timeline(servers: &[ServerItem], request_key: &[WireKey]) -> Vec<Timed> {
 
 /// `requests` requests and `servers` server frames, ordered by `key` (distinct for each). The
 /// two lists are nearly always in order already (file order, but for the few requests moved
-/// ahead of their answers): then they are merged, reading each key once, where a sort compared
-/// and looked keys up twice as often; else they are sorted. The same order either way (a
-/// property test compares the two).
+/// ahead of their answers): then they are merged, each key looked up once by the merge, where a
+/// sort compared and looked keys up twice as often; else they are sorted. The same order either
+/// way (a property test compares the two).
 fn in_order<K: Ord>(requests: usize, servers: usize, key: impl Fn(Timed) -> K) -> Vec<Timed> {
     let mut timeline: Vec<Timed> = Vec::with_capacity(requests + servers);
     if (0..requests).map(|r| key(Timed::request(r))).is_sorted()
         && (0..servers).map(|s| key(Timed::server(s))).is_sorted()
     {
-        let (mut r, mut s) = (0, 0);
-        while r < requests && s < servers {
-            if key(Timed::request(r)) < key(Timed::server(s)) {
-                timeline.push(Timed::request(r));
-                r += 1;
+        let mut requests_left = (0..requests).map(|r| (key(Timed::request(r)), Timed::request(r)));
+        let mut servers_left = (0..servers).map(|s| (key(Timed::server(s)), Timed::server(s)));
+        let (mut request, mut server) = (requests_left.next(), servers_left.next());
+        while let (Some((rk, r)), Some((sk, s))) = (&request, &server) {
+            if rk < sk {
+                timeline.push(*r);
+                request = requests_left.next();
             } else {
-                timeline.push(Timed::server(s));
-                s += 1;
+                timeline.push(*s);
+                server = servers_left.next();
             }
         }
-        timeline.extend((r..requests).map(Timed::request));
-        timeline.extend((s..servers).map(Timed::server));
+        timeline.extend(request.into_iter().chain(requests_left).map(|(_, t)| t));
+        timeline.extend(server.into_iter().chain(servers_left).map(|(_, t)| t));
         return timeline;
     }
     timeline.extend((0..requests).map(Timed::request));

@@ -173,7 +173,7 @@ pub(super) struct Reducer<'v> {
     names: Vec<Box<str>>,
     /// How many of `shapes` and of `methods` the fold has been given.
     given: (usize, usize),
-    fp_hasher: foldhash::fast::RandomState,
+    fp_hasher: FpHasher,
 }
 
 /// What a [`Reducer`] learnt since it last said: shapes and method names, in the order it
@@ -203,10 +203,7 @@ pub(super) struct RequestParts {
 
 impl<'v> Reducer<'v> {
     /// A reducer whose fingerprint hashes are those of `fp_hasher` (the recording's table's).
-    pub(super) fn new(
-        volatile: &'v VolatileSet,
-        fp_hasher: foldhash::fast::RandomState,
-    ) -> Reducer<'v> {
+    pub(super) fn new(volatile: &'v VolatileSet, fp_hasher: FpHasher) -> Reducer<'v> {
         Reducer {
             volatile,
             fp_hasher,
@@ -333,10 +330,7 @@ impl<'v> Reducer<'v> {
             key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
             listen,
             method: number,
-            fp_hash: {
-                use std::hash::BuildHasher;
-                self.fp_hasher.hash_one(&*fp)
-            },
+            fp_hash: self.fp_hasher.hash(&fp),
             fp,
             task_id,
             retry,
@@ -532,7 +526,7 @@ pub(super) struct Interner {
 }
 
 impl Interner {
-    /// The number of `fp`, whose hash (by [`FpTable::hash`]) is `hash`, added when new.
+    /// The number of `fp`, whose hash (by the table's [`FpHasher`]) is `hash`, added when new.
     fn intern(&mut self, fp: Arc<str>, hash: u64) -> usize {
         let texts = &mut self.texts;
         let entry = self.fps.table.entry(
@@ -559,24 +553,30 @@ impl Interner {
 #[derive(Debug, Default)]
 pub struct FpTable {
     table: hashbrown::HashTable<(u64, u32)>,
-    hasher: foldhash::fast::RandomState,
+    hasher: FpHasher,
+}
+
+/// How fingerprints are hashed for an [`FpTable`]: one per table, copied to the threads that
+/// hash for it, so that every hash it is given is one it would compute itself.
+#[derive(Debug, Default, Clone)]
+pub(super) struct FpHasher(foldhash::fast::RandomState);
+
+impl FpHasher {
+    pub(super) fn hash(&self, fp: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.0.hash_one(fp)
+    }
 }
 
 impl FpTable {
-    /// The hash this table files `fp` under.
-    pub fn hash(&self, fp: &str) -> u64 {
-        use std::hash::BuildHasher;
-        self.hasher.hash_one(fp)
-    }
-
-    /// A hasher that gives the same hashes, for another thread.
-    pub(super) fn hasher(&self) -> foldhash::fast::RandomState {
+    /// The hasher this table files fingerprints with, for another thread.
+    pub(super) fn hasher(&self) -> FpHasher {
         self.hasher.clone()
     }
 
     /// The number of fingerprint `fp`, whose texts are `texts`.
     pub fn get(&self, fp: &str, texts: &[Arc<str>]) -> Option<usize> {
-        let hash = self.hash(fp);
+        let hash = self.hasher.hash(fp);
         self.table
             .find(hash, |&(h, n)| h == hash && *texts[n as usize] == *fp)
             .map(|&(_, n)| n as usize)
