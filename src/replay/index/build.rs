@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::catalogue::CatalogueBuilder;
 use super::read::{
     ClientAnswer, InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
 };
@@ -599,6 +600,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         requests,
         servers,
         streams,
+        methods,
         fps: Interner { fps, texts },
         shapes,
         task_ids,
@@ -645,6 +647,8 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     // Which fingerprints the catalogue holds already (it keeps each once).
     let mut catalogued = vec![false; index.fp_text.len()];
     let mut ack_for: LookupMap<usize, usize> = acks.of.into_iter().map(|(s, r)| (r, s)).collect();
+    let mut catalogue = CatalogueBuilder::new(&methods);
+    let mut by_method: Vec<Vec<u32>> = vec![Vec::new(); methods.len()];
     let mut pair_fps: Vec<u32> = Vec::new();
     let mut listen_fps: Vec<u32> = Vec::new();
     for (r, item) in requests.into_iter().enumerate() {
@@ -660,11 +664,9 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
             ..
         } = item;
         let fp = fp as usize;
-        let mut catalogue = |index: &mut Index| {
+        let mut note_answered = |catalogue: &mut CatalogueBuilder, index: &Index| {
             let first = !std::mem::replace(&mut catalogued[fp], true);
-            index
-                .catalogue
-                .note_answered(&method, fp, &index.fp_text[fp], first);
+            catalogue.note_answered(method, fp, &index.fp_text[fp], first);
         };
         if listen {
             listen_fps.push(fp as u32);
@@ -675,7 +677,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
                 anchor: r,
                 line,
             });
-            catalogue(&mut index);
+            note_answered(&mut catalogue, &index);
             continue;
         }
         let mut status = None;
@@ -698,20 +700,16 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         };
         let Some(answer) = answer else {
             index.fp_info[fp].unanswered = true;
-            index.catalogue.note_unanswered(&method);
+            catalogue.note_unanswered(method);
             continue;
         };
-        catalogue(&mut index);
+        note_answered(&mut catalogue, &index);
         let p = index.pairs.len();
         if !retry {
-            index
-                .by_method
-                .entry(Arc::clone(&method))
-                .or_default()
-                .push(p as u32);
+            by_method[method as usize].push(p as u32);
         }
         index.pairs.push(Pair {
-            method,
+            method: Arc::clone(&methods[method as usize]),
             fp: fp as u32,
             retry,
             shape,
@@ -732,7 +730,13 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     index.read_task_polls(&task_ids);
     index.fps.shrink_to_fit();
     index.pairs.shrink_to_fit();
-    index.catalogue.finish();
+    index.catalogue = catalogue.finish(&methods);
+    index.by_method = methods
+        .iter()
+        .zip(by_method)
+        .filter(|(_, pairs)| !pairs.is_empty())
+        .map(|(name, pairs)| (Arc::clone(name), pairs))
+        .collect();
     index
 }
 

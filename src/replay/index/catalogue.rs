@@ -83,17 +83,36 @@ impl Catalogue {
     pub fn method_names(&self) -> impl Iterator<Item = &str> {
         self.methods.keys().map(|k| &**k)
     }
+}
 
-    /// Notes a recorded request of `method` with fingerprint `fp` (text `fp_text`); `first` says
-    /// whether this fingerprint was not noted as answered before.
-    pub(super) fn note_answered(
-        &mut self,
-        method: &Arc<str>,
-        fp: usize,
-        fp_text: &str,
-        first: bool,
-    ) {
+/// The catalogue while phase 5 fills it, one recorded request at a time: recordings by method
+/// number (the recording numbers its methods once), so no request hashes its method's name;
+/// [`CatalogueBuilder::finish`] names them.
+pub(super) struct CatalogueBuilder {
+    methods: Vec<Option<Recordings>>,
+    /// The number of `tools/call`, when it was recorded.
+    tools_call: Option<u32>,
+    answered: bool,
+}
+
+impl CatalogueBuilder {
+    /// An empty catalogue of a recording whose methods are `names`, by number.
+    pub(super) fn new(names: &[Arc<str>]) -> CatalogueBuilder {
+        CatalogueBuilder {
+            methods: (0..names.len()).map(|_| None).collect(),
+            tools_call: names
+                .iter()
+                .position(|name| **name == *TOOLS_CALL)
+                .map(|n| n as u32),
+            answered: false,
+        }
+    }
+
+    /// Notes a recorded request of method number `method` with fingerprint `fp` (text
+    /// `fp_text`); `first` says whether this fingerprint was not noted as answered before.
+    pub(super) fn note_answered(&mut self, method: u32, fp: usize, fp_text: &str, first: bool) {
         self.answered = true;
+        let tools_call = self.tools_call == Some(method);
         let recordings = self.entry(method);
         recordings.answered = true;
         if !first {
@@ -102,7 +121,7 @@ impl Catalogue {
         if recordings.fps.len() < COMPARED {
             recordings.fps.push(fp as u32);
         }
-        if **method == *TOOLS_CALL {
+        if tools_call {
             let name = tool_name(fp_text);
             let fps = match recordings.tools.get_mut(&*name) {
                 Some(fps) => fps,
@@ -114,23 +133,32 @@ impl Catalogue {
         }
     }
 
-    pub(super) fn note_unanswered(&mut self, method: &Arc<str>) {
+    pub(super) fn note_unanswered(&mut self, method: u32) {
         self.entry(method).unanswered = true;
     }
 
-    fn entry(&mut self, method: &Arc<str>) -> &mut Recordings {
-        // One hash per recorded request (this runs for each while the index is built).
-        self.methods.entry(Arc::clone(method)).or_default()
+    fn entry(&mut self, method: u32) -> &mut Recordings {
+        self.methods[method as usize].get_or_insert_with(Recordings::default)
     }
 
-    pub(super) fn finish(&mut self) {
-        self.methods.shrink_to_fit();
-        for recordings in self.methods.values_mut() {
-            recordings.fps.shrink_to_fit();
-            for fps in recordings.tools.values_mut() {
-                fps.shrink_to_fit();
-            }
-            recordings.tools.shrink_to_fit();
+    /// The catalogue, each method under its name in `names` (the names given to `new`).
+    pub(super) fn finish(self, names: &[Arc<str>]) -> Catalogue {
+        let methods = names
+            .iter()
+            .zip(self.methods)
+            .filter_map(|(name, recordings)| {
+                let mut recordings = recordings?;
+                recordings.fps.shrink_to_fit();
+                for fps in recordings.tools.values_mut() {
+                    fps.shrink_to_fit();
+                }
+                recordings.tools.shrink_to_fit();
+                Some((Arc::clone(name), recordings))
+            })
+            .collect();
+        Catalogue {
+            methods,
+            answered: self.answered,
         }
     }
 }

@@ -37,7 +37,8 @@ pub(super) struct RequestItem {
     pub(super) line: u32,
     pub(super) key: IdKey,
     pub(super) listen: bool,
-    pub(super) method: Arc<str>,
+    /// The method's number: its name is `Recording::methods[method]`.
+    pub(super) method: u32,
     pub(super) fp: u32,
     pub(super) retry: bool,
     pub(super) shape: ShapeRef,
@@ -112,6 +113,9 @@ pub(super) struct Recording {
     pub(super) streams: Vec<StreamItem>,
     /// Requests, server frames and streams in file order (what pairing walks).
     pub(super) order: Vec<InOrder>,
+    /// Every method name, once, numbered in order of first sight: phase 5 files pairs by number
+    /// and looks each name up once, not once a request.
+    pub(super) methods: Vec<Arc<str>>,
     pub(super) fps: Interner,
     /// How the recorded requests were written.
     pub(super) shapes: Shapes,
@@ -343,34 +347,42 @@ impl<'v> Reducer<'v> {
 /// What folding needs to remember between entries, apart from the recording itself.
 #[derive(Default)]
 pub(super) struct Folding {
-    /// Every method name, once.
-    methods: LookupSet<Arc<str>>,
+    /// The recording's number of every method name.
+    numbers: LookupMap<Arc<str>, u32>,
     warned_types: LookupSet<String>,
     /// Per reducer, its shape and method numbers as the recording has them.
     shapes: Vec<Vec<ShapeRef>>,
-    method_names: Vec<Vec<Arc<str>>>,
+    methods: Vec<Vec<u32>>,
 }
 
 impl Folding {
-    /// Takes in what reducer `worker` learnt.
-    fn adopt(&mut self, worker: usize, learnt: Learnt, shapes: &mut Shapes) {
+    /// Takes in what reducer `worker` learnt; new method names join `methods`.
+    fn adopt(
+        &mut self,
+        worker: usize,
+        learnt: Learnt,
+        shapes: &mut Shapes,
+        methods: &mut Vec<Arc<str>>,
+    ) {
         if self.shapes.len() <= worker {
             self.shapes.resize_with(worker + 1, Vec::new);
-            self.method_names.resize_with(worker + 1, Vec::new);
+            self.methods.resize_with(worker + 1, Vec::new);
         }
         for shape in &learnt.shapes {
             self.shapes[worker].push(ShapeRef::from(shapes.adopt(shape)));
         }
         for name in learnt.methods {
-            let method = match self.methods.get(&*name) {
-                Some(known) => Arc::clone(known),
+            let number = match self.numbers.get(&*name) {
+                Some(&known) => known,
                 None => {
                     let method: Arc<str> = Arc::from(name);
-                    self.methods.insert(Arc::clone(&method));
-                    method
+                    let number = narrow(methods.len());
+                    methods.push(Arc::clone(&method));
+                    self.numbers.insert(method, number);
+                    number
                 }
             };
-            self.method_names[worker].push(method);
+            self.methods[worker].push(number);
         }
     }
 }
@@ -427,20 +439,22 @@ impl Recording {
         items: impl IntoIterator<Item = Reduced>,
         path: &Path,
     ) {
-        folding.adopt(worker, learnt, &mut self.shapes);
+        folding.adopt(worker, learnt, &mut self.shapes, &mut self.methods);
         for Reduced { highest_live, what } in items {
             self.highest_live = self.highest_live.max(highest_live);
             match what {
                 What::Request(parts) => {
-                    let method = Arc::clone(&folding.method_names[worker][parts.method as usize]);
+                    let method = folding.methods[worker][parts.method as usize];
+                    let name = &*self.methods[method as usize];
                     let shape = parts
                         .shape
                         .get()
                         .and_then(|s| folding.shapes[worker].get(s as usize).copied())
                         .unwrap_or(ShapeRef::NONE);
-                    self.observed.initialize |= &*method == "initialize";
+                    self.observed.initialize |= name == "initialize";
+                    let is_tasks_get = name == TASKS_GET;
                     let fp = self.fps.intern(parts.fp, parts.fp_hash);
-                    if &*method == TASKS_GET {
+                    if is_tasks_get {
                         if let Some(id) = parts.task_id {
                             self.task_ids.entry(fp).or_insert(id);
                         }
