@@ -89,11 +89,21 @@ impl Schedule {
 
     /// Builds the schedule from events already in wire order; `take` hands over the frame a
     /// scheduled event names.
-    pub fn build(events: Vec<Event>, mut take: impl FnMut(usize) -> Option<Recorded>) -> Schedule {
+    pub fn build(
+        events: impl IntoIterator<Item = Event>,
+        take: impl FnMut(usize) -> Option<Recorded>,
+    ) -> Schedule {
+        Schedule::plan(events).fill(take)
+    }
+
+    /// Where each scheduled frame goes, by its number, from events already in wire order: the
+    /// walk of [`Schedule::build`] before any frame is handed over, so that it can run while
+    /// the frames it does not schedule are taken elsewhere.
+    pub fn plan(events: impl IntoIterator<Item = Event>) -> Plan {
         let mut placed = Placed::default();
         let mut anchor: Option<usize> = None;
         let mut outstanding: HashSet<usize> = HashSet::new();
-        let mut pending: Vec<Recorded> = Vec::new();
+        let mut pending: Vec<usize> = Vec::new();
         for event in events {
             match event {
                 Event::Sent { request, answered } => {
@@ -117,7 +127,6 @@ impl Schedule {
                         // A request from the server is placed as a notification is; the session
                         // sends it and the front-end waits for the client's answer there.
                         placed.server_requests += usize::from(role == Role::ServerRequest);
-                        let Some(frame) = take(frame) else { continue };
                         if outstanding.is_empty() {
                             placed.after(anchor, frame);
                         } else {
@@ -133,7 +142,7 @@ impl Schedule {
         for frame in pending {
             placed.after(anchor, frame);
         }
-        placed.finish()
+        Plan(placed)
     }
 
     /// The frames due before any request.
@@ -162,23 +171,70 @@ impl Schedule {
     }
 }
 
-/// The schedule while it is being built: plain lists, numbered into batches at the end.
-#[derive(Default)]
-struct Placed {
-    initial: Vec<Recorded>,
-    before: LookupMap<usize, Vec<Recorded>>,
-    after: LookupMap<usize, Vec<Recorded>>,
+/// The schedule while it is being built: plain lists of frames (or of their numbers, in a
+/// [`Plan`]), numbered into batches at the end.
+struct Placed<F> {
+    initial: Vec<F>,
+    before: LookupMap<usize, Vec<F>>,
+    after: LookupMap<usize, Vec<F>>,
     server_requests: usize,
 }
 
-impl Placed {
-    fn after(&mut self, anchor: Option<usize>, frame: Recorded) {
+impl<F> Default for Placed<F> {
+    fn default() -> Placed<F> {
+        Placed {
+            initial: Vec::new(),
+            before: LookupMap::default(),
+            after: LookupMap::default(),
+            server_requests: 0,
+        }
+    }
+}
+
+impl<F> Placed<F> {
+    fn after(&mut self, anchor: Option<usize>, frame: F) {
         match anchor {
             Some(a) => self.after.entry(a).or_default().push(frame),
             None => self.initial.push(frame),
         }
     }
+}
 
+/// A schedule by frame numbers (see [`Schedule::plan`]).
+pub struct Plan(Placed<usize>);
+
+impl Plan {
+    /// The schedule, each frame handed over by `take`. A frame `take` does not have is left
+    /// out, and a batch left with none is no batch, as when [`Schedule::build`] walks with
+    /// `take` in hand.
+    pub fn fill(self, mut take: impl FnMut(usize) -> Option<Recorded>) -> Schedule {
+        let Placed {
+            initial,
+            before,
+            after,
+            server_requests,
+        } = self.0;
+        let mut frames = |numbers: Vec<usize>| -> Vec<Recorded> {
+            numbers.into_iter().filter_map(&mut take).collect()
+        };
+        let mut batches = |map: LookupMap<usize, Vec<usize>>| -> LookupMap<usize, Vec<Recorded>> {
+            map.into_iter()
+                .map(|(anchor, numbers)| (anchor, frames(numbers)))
+                .filter(|(_, frames)| !frames.is_empty())
+                .collect()
+        };
+        let (before, after) = (batches(before), batches(after));
+        Placed {
+            initial: frames(initial),
+            before,
+            after,
+            server_requests,
+        }
+        .finish()
+    }
+}
+
+impl Placed<Recorded> {
     fn finish(self) -> Schedule {
         let mut slot = 0u32;
         let mut number = |map: LookupMap<usize, Vec<Recorded>>| -> LookupMap<usize, Batch> {

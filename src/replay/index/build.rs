@@ -11,6 +11,10 @@
 //! 4. [`events`] gives every server frame its role, for [`Schedule::build`];
 //! 5. [`assemble`] moves the answers into pairs and listens, pools them by fingerprint and by
 //!    method, and reads where each recorded task was left.
+//!
+//! Phases 4 and 5 want different frames (the schedule's are never answers), so on a large
+//! cassette they run side by side: the schedule is planned by frame number on a second thread
+//! while the pairs are built, and its frames are handed over after.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -31,6 +35,7 @@ use crate::cassette::{CassetteError, Entry, Header};
 use crate::jsonrpc::FrameKind;
 use crate::replay::recorded::Ask;
 use crate::replay::schedule::{Event, Role, Schedule};
+use crate::replay::shape::Shapes;
 use crate::replay::volatile::VolatileSet;
 use crate::replay::{LookupMap, LookupSet};
 
@@ -45,7 +50,7 @@ impl Index {
     ) -> Result<Index, IndexError> {
         let volatile = VolatileSet::build(header.volatile().as_ref(), invocation_volatile)?;
         let recording = Recording::read(entries, &volatile, path)?;
-        Ok(Index::from_recording(header, recording, volatile))
+        Ok(Index::from_recording(header, recording, volatile, false))
     }
 
     /// [`Index::build`] from a reader, its entries parsed and reduced on `workers` threads (one
@@ -62,7 +67,7 @@ impl Index {
         }
         let volatile = VolatileSet::build(header.volatile().as_ref(), invocation_volatile)?;
         let recording = Recording::read_parallel(reader, &volatile, path, workers)?;
-        Ok(Index::from_recording(header, recording, volatile))
+        Ok(Index::from_recording(header, recording, volatile, true))
     }
 
     /// [`Index::build`] from a cassette file, on as many threads as its size is worth (see
@@ -77,8 +82,13 @@ impl Index {
         Index::build_parallel(header, reader, invocation_volatile, path, workers)
     }
 
-    /// Phases 2 to 5, from what phase 1 read.
-    fn from_recording(header: Header, mut recording: Recording, volatile: VolatileSet) -> Index {
+    /// Phases 2 to 5, from what phase 1 read; with `parallel`, phases 4 and 5 on two threads.
+    fn from_recording(
+        header: Header,
+        mut recording: Recording,
+        volatile: VolatileSet,
+        parallel: bool,
+    ) -> Index {
         let mut warnings = std::mem::take(&mut recording.warnings);
         warnings.extend(
             contradictions(&header, &recording.observed)
@@ -87,21 +97,59 @@ impl Index {
         );
         let replies = Replies::pair(std::mem::take(&mut recording.order), &recording);
         let (timeline, acks) = wire_order(&recording, &replies);
-        let events = events(&recording, &replies, &acks, timeline);
         let asks = number_asks(&mut recording);
-        let schedule = Schedule::build(events, |i| recording.servers[i].rec.take());
-        assemble(
-            recording,
-            &replies,
-            acks,
-            Kept {
-                header,
-                schedule,
-                volatile,
-                warnings,
-                asks,
-            },
-        )
+        let mut recs = std::mem::take(&mut recording.recs);
+        // Of each server frame, phases 4 and 5 read only a third (see `Heard`); the rest goes
+        // before the pairs are allocated (a large cassette's peak memory is set there).
+        let heard: Vec<Heard> = recording.servers.iter().map(Heard::of).collect();
+        drop(std::mem::take(&mut recording.servers));
+        let streams = std::mem::take(&mut recording.streams);
+        let taken = Taken::from(recording);
+        let kept = Kept {
+            header,
+            volatile,
+            warnings,
+            asks,
+        };
+        let read = Read {
+            servers: &heard,
+            streams: &streams,
+            replies: &replies,
+            acks: &acks,
+        };
+        // Phases 4 and 5 side by side: the schedule's walk places frames by number while the
+        // pairs take the answers. They never want the same frame (an answer's role is
+        // `Answers` or `InStream`, never scheduled), so the schedule's frames are handed over
+        // once both are done, and which runs first does not matter.
+        let walk = || Schedule::plan(events(read, &timeline));
+        let (plan, mut index) = if parallel {
+            std::thread::scope(|scope| {
+                let walking = std::thread::Builder::new()
+                    .name("replay-schedule".to_owned())
+                    .spawn_scoped(scope, walk);
+                let index = assemble(taken, read, &mut recs, kept);
+                // Without a thread (it could not be started) the walk runs here, after.
+                let plan = match walking {
+                    Ok(walking) => walking
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(_) => walk(),
+                };
+                (plan, index)
+            })
+        } else {
+            let plan = walk();
+            (plan, assemble(taken, read, &mut recs, kept))
+        };
+        index.schedule = plan.fill(|i| {
+            let frame = recs[i].take();
+            debug_assert!(
+                frame.is_some(),
+                "server frame {i} is an answer and scheduled"
+            );
+            frame
+        });
+        index
     }
 
     /// Reads, for every `tasks/get` pool, where the recording left the task.
@@ -478,9 +526,14 @@ fn in_order<K: Ord>(requests: usize, servers: usize, key: impl Fn(Timed) -> K) -
 // ---- Phase 4: roles, for the schedule ----
 
 /// Phase 4: the recorded session as [`Schedule::build`] reads it, one event per frame of the
-/// `timeline` (consumed), each server frame with its role.
-fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>) -> Vec<Event> {
-    let (servers, streams) = (&rec.servers, &rec.streams);
+/// `timeline`, each server frame with its role.
+fn events<'a>(read: Read<'a>, timeline: &'a [Timed]) -> impl Iterator<Item = Event> + 'a {
+    let Read {
+        servers,
+        streams,
+        replies,
+        acks,
+    } = read;
     // The request each stream or server frame answers, by its index: dense lists, since nearly
     // every server frame answers one (a hash map of them was larger and had to grow).
     let mut stream_end: Vec<Option<usize>> = vec![None; streams.len()];
@@ -492,15 +545,15 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
             None => {}
         }
     }
-    let mut events = Vec::with_capacity(timeline.len());
-    for (is_req, i) in timeline.iter().map(|t| t.split()) {
+    // Handed over one at a time: a list of them would be as long as the file.
+    timeline.iter().map(move |&t| {
+        let (is_req, i) = t.split();
         if is_req {
             let answered = replies.of[i].is_some() || acks.acked.contains(&i);
-            events.push(Event::Sent {
+            return Event::Sent {
                 request: i,
                 answered,
-            });
-            continue;
+            };
         }
         let item = &servers[i];
         let role = if let Some(&r) = acks.of.get(&i) {
@@ -513,7 +566,7 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
                     Role::InStream
                 }
             } else if replies.listen_streams.contains(&st) || replies.standalone == Some(st) {
-                classify_loose(item.kind, item.tag.is_some())
+                classify_loose(item.kind, item.tagged)
             } else {
                 Role::Skip
             }
@@ -524,11 +577,10 @@ fn events(rec: &Recording, replies: &Replies, acks: &Acks, timeline: Vec<Timed>)
         } else if item.is_response() {
             Role::Skip
         } else {
-            classify_loose(item.kind, item.tag.is_some())
+            classify_loose(item.kind, item.tagged)
         };
-        events.push(Event::Arrived { role, frame: i });
-    }
-    events
+        Event::Arrived { role, frame: i }
+    })
 }
 
 /// The role of a server frame that answers nothing.
@@ -552,8 +604,8 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
         answers.entry(&answer.key).or_default().push_back(a);
     }
     let mut asks = Vec::new();
-    for item in rec.servers.iter_mut() {
-        let Some(recorded) = item.rec.as_mut().filter(|r| r.kind() == FrameKind::Request) else {
+    for (item, recorded) in rec.servers.iter().zip(rec.recs.iter_mut()) {
+        let Some(recorded) = recorded.as_mut().filter(|r| r.kind() == FrameKind::Request) else {
             continue;
         };
         let answer = item.id.as_ref().and_then(|key| {
@@ -586,38 +638,93 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
 /// What the index keeps as it was handed to it or built beside the phases.
 struct Kept {
     header: Header,
-    schedule: Schedule,
     volatile: VolatileSet,
     warnings: Vec<String>,
     asks: Vec<Ask>,
 }
 
-/// Phase 5: the index itself. Answers move out of the recording into pairs and listens, in file
-/// order; the pairs are pooled by fingerprint and by method, and every `tasks/get` pool tells where
-/// its task was left.
-fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index {
-    let Recording {
+/// What phase 5 takes of the recording for the index.
+struct Taken {
+    requests: Vec<RequestItem>,
+    methods: Vec<Arc<str>>,
+    fps: Interner,
+    shapes: Shapes,
+    task_ids: LookupMap<usize, String>,
+    highest_live: u64,
+    standalone_streams: usize,
+}
+
+impl Taken {
+    fn from(rec: Recording) -> Taken {
+        Taken {
+            requests: rec.requests,
+            methods: rec.methods,
+            fps: rec.fps,
+            shapes: rec.shapes,
+            task_ids: rec.task_ids,
+            highest_live: rec.highest_live,
+            standalone_streams: rec.standalone_streams,
+        }
+    }
+}
+
+/// A server frame as phases 4 and 5 read it: a third of the item's size, and on a large
+/// cassette there is one a line.
+#[derive(Clone, Copy)]
+struct Heard {
+    t: u64,
+    stream: Option<u32>,
+    status: Option<u16>,
+    kind: FrameKind,
+    tagged: bool,
+}
+
+impl Heard {
+    fn of(item: &ServerItem) -> Heard {
+        Heard {
+            t: item.t,
+            stream: item.stream,
+            status: item.status,
+            kind: item.kind,
+            tagged: item.tag.is_some(),
+        }
+    }
+
+    fn is_response(&self) -> bool {
+        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+    }
+}
+
+/// What phases 4 and 5 both read, side by side.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    servers: &'a [Heard],
+    streams: &'a [StreamItem],
+    replies: &'a Replies,
+    acks: &'a Acks,
+}
+
+/// Phase 5: the index itself, but for its schedule. Answers move out of `recs` into pairs and
+/// listens, in file order; the pairs are pooled by fingerprint and by method, and every
+/// `tasks/get` pool tells where its task was left.
+fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: Kept) -> Index {
+    let Taken {
         requests,
-        servers,
-        streams,
         methods,
         fps: Interner { fps, texts },
         shapes,
         task_ids,
         highest_live,
         standalone_streams,
-        ..
-    } = rec;
-    let statuses: Vec<Option<u16>> = servers.iter().map(|item| item.status).collect();
-    let times: Vec<u64> = servers.iter().map(|item| item.t).collect();
-    // From here on only each server frame's recording is needed: keep 48 bytes a frame, not the
-    // whole item, while the pairs are built beside it.
-    let mut recs: Vec<Option<Recorded>> = servers.into_iter().map(|item| item.rec).collect();
-    recs.shrink_to_fit();
-
+    } = taken;
+    let Read {
+        servers,
+        streams,
+        replies,
+        acks,
+    } = read;
     let Kept {
         header,
-        schedule,
         volatile,
         warnings,
         asks,
@@ -635,7 +742,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         by_method: LookupMap::default(),
         listens: Vec::new(),
         catalogue: Catalogue::default(),
-        schedule,
+        schedule: Schedule::default(),
         volatile,
         warnings,
         highest_live,
@@ -646,7 +753,7 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
     index.pairs.reserve_exact(requests.len());
     // Which fingerprints the catalogue holds already (it keeps each once).
     let mut catalogued = vec![false; index.fp_text.len()];
-    let mut ack_for: LookupMap<usize, usize> = acks.of.into_iter().map(|(s, r)| (r, s)).collect();
+    let mut ack_for: LookupMap<usize, usize> = acks.of.iter().map(|(&s, &r)| (r, s)).collect();
     let mut catalogue = CatalogueBuilder::new(&methods);
     let mut by_method: Vec<Vec<u32>> = vec![Vec::new(); methods.len()];
     let mut pair_fps: Vec<u32> = Vec::new();
@@ -684,14 +791,14 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         let mut chunk_t: Box<[u64]> = Box::default();
         let answer = match replies.of[r] {
             Some(Reply::Frame(s)) => {
-                status = statuses[s];
+                status = servers[s].status;
                 recs[s].take().map(Answer::Frame)
             }
             Some(Reply::Stream(st)) => {
                 let (frames, t): (Vec<Recorded>, Vec<u64>) = streams[st]
                     .frames
                     .iter()
-                    .filter_map(|&s| recs[s].take().map(|rec| (rec, times[s])))
+                    .filter_map(|&s| recs[s].take().map(|rec| (rec, servers[s].t)))
                     .unzip();
                 chunk_t = t.into_boxed_slice();
                 Some(Answer::Stream(frames))
@@ -720,7 +827,6 @@ fn assemble(rec: Recording, replies: &Replies, acks: Acks, kept: Kept) -> Index 
         });
         pair_fps.push(fp as u32);
     }
-    drop(recs);
     index.pool = group(&pair_fps, &mut index.fp_info, |info, range| {
         info.responses = range
     });

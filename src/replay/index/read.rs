@@ -51,8 +51,6 @@ pub(super) struct ServerItem {
     pub(super) t: u64,
     pub(super) entry: u32,
     pub(super) within: i32,
-    /// Taken by whatever ends up holding it (an answer, a listen, the schedule).
-    pub(super) rec: Option<Recorded>,
     pub(super) kind: FrameKind,
     pub(super) ack: bool,
     /// The id of a response; the tag of a tagged frame. One of these is kept per recorded
@@ -65,9 +63,17 @@ pub(super) struct ServerItem {
 }
 
 impl ServerItem {
-    fn new(t: u64, entry: u32, within: i32, frame: &Frame, stream: Option<u32>) -> ServerItem {
+    /// The item and its recording (which the recording keeps beside it: see
+    /// [`Recording::recs`]).
+    fn new(
+        t: u64,
+        entry: u32,
+        within: i32,
+        frame: &Frame,
+        stream: Option<u32>,
+    ) -> (ServerItem, Recorded) {
         let rec = Recorded::from_frame(frame);
-        ServerItem {
+        let item = ServerItem {
             t,
             entry,
             within,
@@ -75,10 +81,10 @@ impl ServerItem {
             ack: rec.is_ack(),
             id: frame.id().filter(|id| **id != Id::Null).map(IdKey::of),
             tag: rec.spans().tag().map(|(_, id)| IdKey::of(id)),
-            rec: Some(rec),
             stream,
             status: None,
-        }
+        };
+        (item, rec)
     }
 
     pub(super) fn is_response(&self) -> bool {
@@ -110,6 +116,10 @@ pub(super) enum InOrder {
 pub(super) struct Recording {
     pub(super) requests: Vec<RequestItem>,
     pub(super) servers: Vec<ServerItem>,
+    /// Each server frame's recording, by the frame's index in `servers`: taken by whatever ends
+    /// up holding it (an answer, a listen, the schedule). A list of its own, so that the
+    /// frames can be taken while the items are read.
+    pub(super) recs: Vec<Option<Recorded>>,
     pub(super) streams: Vec<StreamItem>,
     /// Requests, server frames and streams in file order (what pairing walks).
     pub(super) order: Vec<InOrder>,
@@ -152,14 +162,14 @@ enum What {
     /// it), its shape (the same) and its fingerprint (not yet interned).
     Request(RequestParts),
     ClientAnswer(ClientAnswer),
-    Server(ServerItem),
+    Server((ServerItem, Recorded)),
     /// A `chunks` entry: its direction, how it was opened, the request it answers, and its
     /// frames (server-to-client only).
     Stream {
         dir: Option<Dir>,
         via_get: bool,
         id: Option<Id>,
-        frames: Vec<ServerItem>,
+        frames: Vec<(ServerItem, Recorded)>,
     },
     Unknown(String),
     Nothing,
@@ -245,9 +255,9 @@ impl<'v> Reducer<'v> {
                 }
             }
             (Some(Dir::S2c), EntryKind::Frame(frame)) => {
-                let mut item = ServerItem::new(t, narrow(n), -1, &frame, None);
+                let (mut item, rec) = ServerItem::new(t, narrow(n), -1, &frame, None);
                 item.status = status;
-                What::Server(item)
+                What::Server((item, rec))
             }
             (
                 dir,
@@ -474,9 +484,10 @@ impl Recording {
                     });
                 }
                 What::ClientAnswer(answer) => self.client_answers.push(answer),
-                What::Server(item) => {
+                What::Server((item, rec)) => {
                     self.order.push(InOrder::Server(self.servers.len()));
                     self.servers.push(item);
+                    self.recs.push(Some(rec));
                 }
                 What::Stream {
                     dir,
@@ -505,6 +516,7 @@ impl Recording {
         // The lists grew by doubling; what follows allocates the index beside them, so give the
         // slack back first (a large cassette's peak memory is set here).
         self.servers.shrink_to_fit();
+        self.recs.shrink_to_fit();
         self.requests.shrink_to_fit();
         self.order.shrink_to_fit();
         self.shapes.finish();
@@ -512,13 +524,14 @@ impl Recording {
     }
 
     /// A server-to-client stream with its frames; `id` is `None` for the standalone GET stream.
-    fn stream(&mut self, id: Option<Id>, frames: Vec<ServerItem>) {
+    fn stream(&mut self, id: Option<Id>, frames: Vec<(ServerItem, Recorded)>) {
         let s = self.streams.len();
         let mut at = Vec::with_capacity(frames.len());
-        for mut item in frames {
+        for (mut item, rec) in frames {
             at.push(self.servers.len());
             item.stream = Some(narrow(s));
             self.servers.push(item);
+            self.recs.push(Some(rec));
         }
         self.order.push(InOrder::Stream(s));
         self.streams.push(StreamItem { id, frames: at });
