@@ -3,12 +3,15 @@
 //!
 //! ```text
 //! bench_client [--pipelined|--sequential|--cold|--print-requests] [--count N] [--initialize]
-//!              [--same] -- <command...>
+//!              [--same] [--check] -- <command...>
 //! ```
 //!
 //! - `--pipelined` (default): a writer thread sends all N requests while the main thread reads N
 //!   answer lines; measures from the first request written to the last answer read.
 //! - `--sequential`: one request, wait for its answer, the next.
+//! - `--check` (with `--sequential`): each answer is also parsed as JSON and its `id` and
+//!   `result` checked, as any client that uses its answers must; a bad answer ends the run with
+//!   an error. Without it the answer line is only read up to its newline.
 //! - `--cold`: from spawning the command to its exit, for a client that sends `initialize`,
 //!   `notifications/initialized` and `tools/list`, then closes stdin (what a test suite spawning a
 //!   server per test pays).
@@ -50,10 +53,11 @@ struct Options {
     count: usize,
     initialize: bool,
     same: bool,
+    check: bool,
     command: Vec<String>,
 }
 
-const USAGE: &str = "usage: bench_client [--pipelined|--sequential|--cold|--print-requests] [--count N] [--initialize] [--same] -- <command...>";
+const USAGE: &str = "usage: bench_client [--pipelined|--sequential|--cold|--print-requests] [--count N] [--initialize] [--same] [--check] -- <command...>";
 
 fn parse() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
@@ -62,6 +66,7 @@ fn parse() -> Result<Options, String> {
         count: 5000,
         initialize: false,
         same: false,
+        check: false,
         command: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -72,6 +77,7 @@ fn parse() -> Result<Options, String> {
             "--print-requests" => options.mode = Mode::Print,
             "--initialize" => options.initialize = true,
             "--same" => options.same = true,
+            "--check" => options.check = true,
             "--count" => {
                 let n = args.next().ok_or("--count needs a number")?;
                 options.count = n
@@ -84,6 +90,9 @@ fn parse() -> Result<Options, String> {
             }
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
+    }
+    if options.check && options.mode != Mode::Sequential {
+        return Err(format!("--check goes with --sequential\n{USAGE}"));
     }
     if options.command.is_empty() && options.mode != Mode::Print {
         return Err(format!("missing command after --\n{USAGE}"));
@@ -140,6 +149,20 @@ fn read_answer(out: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether `line` is the result of request `id`: parsed, as a client that uses it would.
+fn check_answer(line: &[u8], id: usize) -> io::Result<()> {
+    let answer: serde_json::Value = serde_json::from_slice(line).map_err(io::Error::other)?;
+    if answer.get("id").and_then(serde_json::Value::as_u64) != Some(id as u64)
+        || answer.get("result").is_none()
+    {
+        return Err(io::Error::other(format!(
+            "answer {id} is not its result: {}",
+            String::from_utf8_lossy(line)
+        )));
+    }
+    Ok(())
+}
+
 fn handshake(stdin: &mut impl Write, out: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<()> {
     writeln!(stdin, "{}", initialize_line())?;
     stdin.flush()?;
@@ -172,11 +195,14 @@ fn run(options: &Options) -> io::Result<f64> {
     let elapsed = match options.mode {
         Mode::Sequential => {
             let start = Instant::now();
-            for request in &requests {
+            for (i, request) in requests.iter().enumerate() {
                 stdin.write_all(request.as_bytes())?;
                 stdin.write_all(b"\n")?;
                 stdin.flush()?;
                 read_answer(&mut out, &mut line)?;
+                if options.check {
+                    check_answer(&line, i + 1)?;
+                }
             }
             let elapsed = start.elapsed().as_secs_f64();
             drop(stdin);

@@ -11,7 +11,10 @@
 #     generator (examples/gen_cassette.rs) are not used: no live server
 #     gives their answers, and a run where every pair is CHANGED measures the report, not verify;
 #   - hyperfine, interleaved runs: `verify calls.jsonl -- fixture_server echo-bench` against
-#     `bench_client --sequential --count N --initialize -- fixture_server echo-bench`;
+#     `bench_client --sequential --count N --initialize -- fixture_server echo-bench` (the
+#     direct client of the target, which reads each answer line and nothing more) and the same
+#     with `--check` (each answer parsed and its id checked, as a client that uses them must:
+#     docs/verify.md says why both are reported);
 #   - peak RSS of verify (/usr/bin/time -v) next to the cassette's size.
 # Usage: scripts/bench-verify.sh [count] [runs]   (defaults 5000 and 15). Prints the machine first.
 set -euo pipefail
@@ -39,13 +42,16 @@ echo "calls.jsonl: $SIZE bytes ($COUNT tools/call)"
 echo "== time: verify vs a direct client, $COUNT sequential calls ($RUNS runs each)"
 hyperfine --warmup 2 --runs "$RUNS" --export-json "$WORK/hyperfine.json" \
   -n verify "'$BIN' verify '$WORK/calls.jsonl' -- '$SERVER' echo-bench" \
-  -n direct "'$CLIENT' --sequential --count $COUNT --initialize -- '$SERVER' echo-bench"
+  -n direct "'$CLIENT' --sequential --count $COUNT --initialize -- '$SERVER' echo-bench" \
+  -n checking "'$CLIENT' --sequential --check --count $COUNT --initialize -- '$SERVER' echo-bench"
 python3 - "$WORK/hyperfine.json" <<'EOF_RATIO'
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-v, d = results["verify"], results["direct"]
+v, d, c = results["verify"], results["direct"], results["checking"]
 print(f"verify/direct (medians): {v['median'] / d['median']:.3f} (target <= 1.1); "
       f"verify {v['median'] * 1000:.1f} ms, direct {d['median'] * 1000:.1f} ms")
+print(f"verify/checking client (medians): {v['median'] / c['median']:.3f}; "
+      f"checking client {c['median'] * 1000:.1f} ms")
 EOF_RATIO
 
 echo "== memory: verify's peak RSS"
