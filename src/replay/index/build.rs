@@ -528,12 +528,7 @@ fn in_order<K: Ord>(requests: usize, servers: usize, key: impl Fn(Timed) -> K) -
 /// Phase 4: the recorded session as [`Schedule::build`] reads it, one event per frame of the
 /// `timeline`, each server frame with its role.
 fn events<'a>(read: Read<'a>, timeline: &'a [Timed]) -> impl Iterator<Item = Event> + 'a {
-    let Read {
-        servers,
-        streams,
-        replies,
-        acks,
-    } = read;
+    let (servers, streams, replies, acks) = (read.servers, read.streams, read.replies, read.acks);
     // The request each stream or server frame answers, by its index: dense lists, since nearly
     // every server frame answers one (a hash map of them was larger and had to grow).
     let mut stream_end: Vec<Option<usize>> = vec![None; streams.len()];
