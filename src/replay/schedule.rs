@@ -444,4 +444,43 @@ mod tests {
         assert!(s.after(0).is_empty());
         assert_eq!(s.server_requests(), 1);
     }
+
+    /// A frame `take` does not have is left out, and a batch it leaves empty is no batch: what
+    /// the walk gave when it took each frame as it went, before the plan was filled after.
+    #[test]
+    fn a_frame_not_handed_over_is_left_out() {
+        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
+        let events = || {
+            vec![
+                Event::Sent {
+                    request: 0,
+                    answered: true,
+                },
+                Event::Arrived {
+                    role: Role::Push,
+                    frame: no("progress"),
+                },
+                Event::Arrived {
+                    role: Role::Answers(0),
+                    frame: no("answer"),
+                },
+                Event::Arrived {
+                    role: Role::Push,
+                    frame: no("changed"),
+                },
+            ]
+        };
+        let all = Schedule::build(events(), |i| Some(note(NAMES[i])));
+        assert_eq!(names(all.before(0)), ["progress"]);
+        assert_eq!(Released::new(&all).pending(&all), 2);
+        let without = Schedule::build(events(), |i| {
+            (NAMES[i] != "progress").then(|| note(NAMES[i]))
+        });
+        assert!(without.before(0).is_empty());
+        assert_eq!(names(without.after(0)), ["changed"]);
+        assert_eq!(Released::new(&without).pending(&without), 1);
+        assert_eq!((all.batches(), without.batches()), (2, 1));
+        let planned = Schedule::plan(events()).fill(|i| Some(note(NAMES[i])));
+        assert_eq!(planned.describe(), all.describe());
+    }
 }
