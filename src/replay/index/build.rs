@@ -5,7 +5,7 @@
 //! 1. [`Recording::read`] (in `read`) reads the entries once, reducing every frame to what the later phases
 //!    need (a request to its fingerprint and shape, a server frame to its recording and id), and
 //!    notes what the header must agree with;
-//! 2. [`Replies::pair`] pairs each answer with the oldest request waiting under its id, in file
+//! 2. [`Replies::pair`] (in `pairing`) pairs each answer with the oldest request waiting under its id, in file
 //!    order;
 //! 3. [`wire_order`] sorts every frame into wire order and pairs acknowledgments with listens;
 //! 4. [`events`] gives every server frame its role, for [`Schedule::build`];
@@ -23,8 +23,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::catalogue::CatalogueBuilder;
+use super::pairing::{Replies, Reply};
 use super::read::{
-    ClientAnswer, InOrder, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
+    ClientAnswer, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
 };
 use super::{
     Answer, Catalogue, FpInfo, IdKey, Index, IndexError, Listen, Pair, PairExtra, Recorded,
@@ -195,182 +196,6 @@ fn parse_workers(bytes: u64) -> usize {
         return 1;
     }
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
-}
-
-// ---- Phase 2: pairing answers with requests ----
-
-/// What answers a request: a server frame or a stream, by index.
-#[derive(Clone, Copy)]
-enum Reply {
-    Frame(usize),
-    Stream(usize),
-}
-
-/// Phase 2's product: which frame or stream answers each request.
-struct Replies {
-    /// By request.
-    of: Vec<Option<Reply>>,
-    /// Responses that close a listen gracefully: scheduled like a notification, not answers.
-    closures: LookupSet<usize>,
-    /// Streams a listen opened.
-    listen_streams: LookupSet<usize>,
-    /// The standalone GET stream that is served (the first one).
-    standalone: Option<usize>,
-}
-
-impl Replies {
-    /// Phase 2: walks the frames in file order (`order`, consumed), giving each answer to the
-    /// oldest request still waiting under its id.
-    fn pair(order: Vec<InOrder>, rec: &Recording) -> Replies {
-        let (requests, servers, streams) = (&rec.requests, &rec.servers, &rec.streams);
-        let mut replies = Replies {
-            of: vec![None; requests.len()],
-            closures: LookupSet::default(),
-            listen_streams: LookupSet::default(),
-            standalone: None,
-        };
-        // Keyed by ids borrowed from the recording: no copy of an id per request.
-        let mut waiting: LookupMap<&IdKey, Queue> = LookupMap::default();
-        let mut early: LookupMap<&IdKey, Queue> = LookupMap::default();
-        for item in &order {
-            match *item {
-                InOrder::Request(r) => {
-                    let key = &requests[r].key;
-                    if !requests[r].listen {
-                        if let Some(s) = pop_early(&mut early, key) {
-                            replies.of[r] = Some(Reply::Frame(s));
-                            continue;
-                        }
-                    }
-                    waiting.entry(key).or_default().push_back(r);
-                }
-                InOrder::Server(s) => {
-                    let item = &servers[s];
-                    if !item.is_response() {
-                        continue;
-                    }
-                    let Some(key) = item.id.as_ref() else {
-                        continue;
-                    };
-                    // A listen's graceful closure tags its result with the listen id; anything
-                    // else is an ordinary answer.
-                    let closes_listen = item.tag.as_ref() == Some(key);
-                    match take_waiting(&mut waiting, key, requests, closes_listen) {
-                        Some(r) if requests[r].listen => {
-                            replies.closures.insert(s);
-                        }
-                        Some(r) => replies.of[r] = Some(Reply::Frame(s)),
-                        None => early.entry(key).or_default().push_back(s),
-                    }
-                }
-                InOrder::Stream(st) => {
-                    let Some(id) = streams[st].id.as_ref() else {
-                        // One standalone GET endpoint: the first such stream is served, the others
-                        // are ignored.
-                        if replies.standalone.is_none() {
-                            replies.standalone = Some(st);
-                        }
-                        continue;
-                    };
-                    let key = IdKey::of(id);
-                    let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
-                    match take_waiting(&mut waiting, &key, requests, opens_listen) {
-                        Some(r) if requests[r].listen => {
-                            replies.listen_streams.insert(st);
-                        }
-                        Some(r) if !streams[st].frames.is_empty() => {
-                            replies.of[r] = Some(Reply::Stream(st))
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-        replies
-    }
-
-    /// The server frame that ends request `r`'s answer.
-    fn last_frame(&self, r: usize, streams: &[StreamItem]) -> Option<usize> {
-        match self.of[r] {
-            Some(Reply::Frame(s)) => Some(s),
-            Some(Reply::Stream(st)) => streams[st].frames.last().copied(),
-            None => None,
-        }
-    }
-}
-
-/// Requests (or early answers) waiting under one id, oldest first. Ids are mostly unique, so
-/// the queue nearly always holds one, which is kept without an allocation: a `VecDeque` per id
-/// cost an allocation and a free per recorded call.
-#[derive(Default)]
-struct Queue {
-    /// The oldest; `None` only when the queue is empty.
-    head: Option<usize>,
-    rest: VecDeque<usize>,
-}
-
-impl Queue {
-    fn push_back(&mut self, item: usize) {
-        if self.head.is_none() {
-            self.head = Some(item);
-        } else {
-            self.rest.push_back(item);
-        }
-    }
-
-    fn pop_front(&mut self) -> Option<usize> {
-        let first = self.head.take()?;
-        self.head = self.rest.pop_front();
-        Some(first)
-    }
-
-    fn is_empty(&self) -> bool {
-        self.head.is_none()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &usize> {
-        self.head.iter().chain(&self.rest)
-    }
-
-    /// Takes the item at `at` (counted from the oldest).
-    fn remove(&mut self, at: usize) -> Option<usize> {
-        match at.checked_sub(1) {
-            None => self.pop_front(),
-            Some(at) => self.rest.remove(at),
-        }
-    }
-}
-
-/// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
-/// closure or a subscription stream) and an ordinary request otherwise.
-fn take_waiting(
-    waiting: &mut LookupMap<&IdKey, Queue>,
-    key: &IdKey,
-    requests: &[RequestItem],
-    listen_first: bool,
-) -> Option<usize> {
-    let queue = waiting.get_mut(key)?;
-    let at = queue
-        .iter()
-        .position(|&r| requests[r].listen == listen_first)
-        .or(if queue.is_empty() { None } else { Some(0) })?;
-    let taken = queue.remove(at);
-    if queue.is_empty() {
-        // Ids are mostly unique: keeping an empty queue per answered id would make this map as
-        // large as the recording (5 MB for 50,000 calls) instead of as large as what is in flight.
-        waiting.remove(key);
-    }
-    taken
-}
-
-/// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
-fn pop_early(early: &mut LookupMap<&IdKey, Queue>, key: &IdKey) -> Option<usize> {
-    let queue = early.get_mut(key)?;
-    let first = queue.pop_front();
-    if queue.is_empty() {
-        early.remove(key);
-    }
-    first
 }
 
 // ---- Phase 3: wire order ----
@@ -875,27 +700,6 @@ mod tests {
 
     use super::*;
     use crate::cassette::Reader;
-
-    proptest::proptest! {
-        /// The pairing queue keeps its first item inline; it behaves as the `VecDeque` it
-        /// replaced, whatever is pushed, popped and taken from the middle.
-        #[test]
-        fn the_pairing_queue_is_a_deque(ops in proptest::collection::vec((0_u8..3, 0_usize..6), 0..40)) {
-            let (mut queue, mut deque) = (Queue::default(), VecDeque::new());
-            for (n, (op, at)) in ops.into_iter().enumerate() {
-                match op {
-                    0 => {
-                        queue.push_back(n);
-                        deque.push_back(n);
-                    }
-                    1 => proptest::prop_assert_eq!(queue.pop_front(), deque.pop_front()),
-                    _ => proptest::prop_assert_eq!(queue.remove(at), deque.remove(at)),
-                }
-                proptest::prop_assert_eq!(queue.is_empty(), deque.is_empty());
-                proptest::prop_assert!(queue.iter().eq(deque.iter()));
-            }
-        }
-    }
 
     proptest::proptest! {
         /// Merging the two lists gives the order sorting them gives, in order or not.

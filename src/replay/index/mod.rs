@@ -18,6 +18,7 @@
 
 mod build;
 pub mod catalogue;
+mod pairing;
 mod read;
 
 use std::sync::Arc;
