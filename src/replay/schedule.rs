@@ -343,6 +343,27 @@ mod tests {
         Recorded::new(&format!(r#"{{"jsonrpc":"2.0","method":"{n}"}}"#))
     }
 
+    /// The frame number of a test frame.
+    fn no(name: &str) -> usize {
+        NAMES.iter().position(|x| *x == name).unwrap()
+    }
+
+    /// Request `request`, which the recording answers, left the client.
+    fn sent(request: usize) -> Event {
+        Event::Sent {
+            request,
+            answered: true,
+        }
+    }
+
+    /// Test frame `name` arrived in `role`.
+    fn arrived(role: Role, name: &str) -> Event {
+        Event::Arrived {
+            role,
+            frame: no(name),
+        }
+    }
+
     fn names(frames: &[Recorded]) -> Vec<String> {
         frames
             .iter()
@@ -355,7 +376,6 @@ mod tests {
 
     #[test]
     fn before_after_and_initial() {
-        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
         let answer = |r| Event::Arrived {
             role: Role::Answers(r),
             frame: no("answer"),
@@ -418,25 +438,12 @@ mod tests {
 
     #[test]
     fn a_request_from_the_server_inside_a_call_precedes_its_answer() {
-        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
         let s = Schedule::build(
             vec![
-                Event::Sent {
-                    request: 0,
-                    answered: true,
-                },
-                Event::Arrived {
-                    role: Role::Push,
-                    frame: no("progress"),
-                },
-                Event::Arrived {
-                    role: Role::ServerRequest,
-                    frame: no("sampling"),
-                },
-                Event::Arrived {
-                    role: Role::Answers(0),
-                    frame: no("answer"),
-                },
+                sent(0),
+                arrived(Role::Push, "progress"),
+                arrived(Role::ServerRequest, "sampling"),
+                arrived(Role::Answers(0), "answer"),
             ],
             |i| Some(note(NAMES[i])),
         );
@@ -449,25 +456,12 @@ mod tests {
     /// the walk gave when it took each frame as it went, before the plan was filled after.
     #[test]
     fn a_frame_not_handed_over_is_left_out() {
-        let no = |n: &str| NAMES.iter().position(|x| *x == n).unwrap();
         let events = || {
             vec![
-                Event::Sent {
-                    request: 0,
-                    answered: true,
-                },
-                Event::Arrived {
-                    role: Role::Push,
-                    frame: no("progress"),
-                },
-                Event::Arrived {
-                    role: Role::Answers(0),
-                    frame: no("answer"),
-                },
-                Event::Arrived {
-                    role: Role::Push,
-                    frame: no("changed"),
-                },
+                sent(0),
+                arrived(Role::Push, "progress"),
+                arrived(Role::Answers(0), "answer"),
+                arrived(Role::Push, "changed"),
             ]
         };
         let all = Schedule::build(events(), |i| Some(note(NAMES[i])));
