@@ -107,6 +107,11 @@ pub enum FrameKind {
 }
 
 impl FrameKind {
+    /// A response, with a result or an error.
+    pub fn is_response(self) -> bool {
+        matches!(self, FrameKind::Response | FrameKind::ErrorResponse)
+    }
+
     /// The kind a frame with these envelope members has; every reader (validating, shallow,
     /// scanned) decides through this one table.
     fn of(method: bool, id: bool, result: bool, error: bool) -> Self {
@@ -412,7 +417,7 @@ impl Frame {
 
     /// True for results and error responses.
     pub fn is_response(&self) -> bool {
-        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+        self.kind.is_response()
     }
 
     /// Parses the whole frame into a JSON value (a copy: the text stays as it was).

@@ -88,7 +88,7 @@ impl Recorded {
     }
 
     pub fn is_response(&self) -> bool {
-        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+        self.kind.is_response()
     }
 
     /// The subscription a frame belongs to: the tag on a notification, and for the graceful

@@ -5,8 +5,8 @@
 //! 1. [`Recording::read`] (in `read`) reads the entries once, reducing every frame to what the later phases
 //!    need (a request to its fingerprint and shape, a server frame to its recording and id), and
 //!    notes what the header must agree with;
-//! 2. [`Replies::pair`] (in `pairing`) pairs each answer with the oldest request waiting under its id, in file
-//!    order;
+//! 2. [`Replies::pair`] (in `pairing`) pairs each answer with the oldest request waiting under
+//!    its id, in file order;
 //! 3. [`wire_order`] sorts every frame into wire order and pairs acknowledgments with listens;
 //! 4. [`events`] gives every server frame its role, for [`Schedule::build`];
 //! 5. [`assemble`] moves the answers into pairs and listens, pools them by fingerprint and by
@@ -474,7 +474,7 @@ struct Taken {
     standalone_streams: usize,
 }
 
-impl Taken {
+impl From<Recording> for Taken {
     fn from(rec: Recording) -> Taken {
         Taken {
             requests: rec.requests,
@@ -511,7 +511,7 @@ impl Heard {
     }
 
     fn is_response(&self) -> bool {
-        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+        self.kind.is_response()
     }
 }
 

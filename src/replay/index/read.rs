@@ -88,7 +88,7 @@ impl ServerItem {
     }
 
     pub(super) fn is_response(&self) -> bool {
-        matches!(self.kind, FrameKind::Response | FrameKind::ErrorResponse)
+        self.kind.is_response()
     }
 
     /// Where the frame sits in wire order.
@@ -241,9 +241,7 @@ impl<'v> Reducer<'v> {
             {
                 self.request((t, n, line), &frame)
             }
-            (Some(Dir::C2s), EntryKind::Frame(frame))
-                if matches!(frame.kind(), FrameKind::Response | FrameKind::ErrorResponse) =>
-            {
+            (Some(Dir::C2s), EntryKind::Frame(frame)) if frame.kind().is_response() => {
                 match frame.id() {
                     Some(id) => What::ClientAnswer(ClientAnswer {
                         t,
