@@ -27,11 +27,16 @@ const fn pack(m: u64) -> u64 {
     (((m >> 7) & LOW).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
-/// Eight bytes little-endian, zero-padded past the end of `bytes`.
+/// The first eight bytes of `bytes`, little-endian, zero-padded past its end.
+///
+/// `first_chunk`, not `<[u8; 8]>::try_from`: that takes only a slice of exactly eight bytes,
+/// and the phrase search loads eight bytes from the middle of a text at every admitted
+/// position; through the padding path each load was a `memcpy` call.
+#[inline]
 pub(crate) fn load(bytes: &[u8]) -> u64 {
-    match <[u8; 8]>::try_from(bytes) {
-        Ok(eight) => u64::from_le_bytes(eight),
-        Err(_) => {
+    match bytes.first_chunk::<8>() {
+        Some(eight) => u64::from_le_bytes(*eight),
+        None => {
             let mut eight = [0u8; 8];
             let n = bytes.len().min(8);
             eight[..n].copy_from_slice(&bytes[..n]);
@@ -161,6 +166,17 @@ mod tests {
                     "{tail:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn load_reads_the_first_eight_bytes_of_any_slice() {
+        let bytes: Vec<u8> = (1..=20).collect();
+        for len in 0..=bytes.len() {
+            let mut want = [0u8; 8];
+            let n = len.min(8);
+            want[..n].copy_from_slice(&bytes[..n]);
+            assert_eq!(load(&bytes[..len]), u64::from_le_bytes(want), "{len}");
         }
     }
 
