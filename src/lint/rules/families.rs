@@ -99,11 +99,11 @@ struct Table {
     patterns: Vec<String>,
     /// Per pattern, the entries it stands for.
     entries: Vec<Vec<Entry>>,
-    /// Pattern indexes by their first four bytes (ASCII lowercase), for verification where
-    /// the start gate admits a position.
-    by_prefix: PrefixIndex,
-    /// Where a phrase may start (see [`StartGate`]).
-    gate: StartGate,
+    /// Pattern indexes by their first bytes (ASCII lowercase), for verification where the
+    /// start gate admits a position: patterns shorter than [`LONG_KEY`] by four bytes, the
+    /// others by eight.
+    short: PrefixIndex,
+    long: PrefixIndex,
     /// Purpose words, matched on the purpose sentence only.
     purpose: AhoCorasick,
     purpose_entries: Vec<Vec<Entry>>,
@@ -213,70 +213,45 @@ fn purpose_automaton(patterns: &[String]) -> AhoCorasick {
         .expect("purpose automaton builds")
 }
 
-/// Bits of the prefix set (8 KiB, so it stays in cache).
-const PREFIX_BITS: usize = 1 << 16;
-/// Shortest phrase: the gate reads four bytes (a test checks every phrase is this long).
+/// Bits of each index's gate (8 KiB, so it stays in cache).
+const GATE_BITS: usize = 1 << 16;
+/// Shortest phrase: the short index's keys are four bytes (a test checks every phrase is this
+/// long).
 const MIN_PHRASE: usize = 4;
 
-/// A necessary condition for a phrase to start at a position, checked in one lookup that
-/// stays in cache: the hash of the position's first four bytes (ASCII case folded) is in the
-/// set of phrases' first four bytes. Only where it holds are the phrases sharing those four
-/// bytes compared. It can only skip work: every phrase passes its own gate (a test checks).
-struct StartGate {
-    prefixes: Vec<u64>,
-}
-
-/// The first four bytes, ASCII lowercase, as one number (branch-free: the high bit of each
-/// byte marks `A`..=`Z`, shifted down to the `0x20` bit).
-fn word(b: &[u8]) -> u32 {
-    let x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    let low = x & 0x7F7F_7F7F;
-    let above_z = low.wrapping_add(0x2525_2525); // high bit set where byte > 'Z'
-    let from_a = low.wrapping_add(0x3F3F_3F3F); // high bit set where byte >= 'A'
-    let upper = from_a & !above_z & !x & 0x8080_8080;
-    x | upper >> 2
-}
-
-fn prefix_bit(w: u32) -> usize {
-    (w.wrapping_mul(0x9E37_79B1) >> 16) as usize
-}
-
-impl StartGate {
-    fn new(patterns: &[String]) -> Self {
-        let mut prefixes = vec![0u64; PREFIX_BITS / 64];
-        for p in patterns {
-            let i = prefix_bit(word(p.as_bytes()));
-            if let Some(w) = prefixes.get_mut(i / 64) {
-                *w |= 1 << (i % 64);
-            }
-        }
-        StartGate { prefixes }
-    }
-
-    /// Whether a phrase may start with the four bytes `w` (see [`word`]).
-    fn admits(&self, w: u32) -> bool {
-        let i = prefix_bit(w);
-        self.prefixes
-            .get(i / 64)
-            .is_some_and(|bits| bits & (1 << (i % 64)) != 0)
-    }
-}
-
-/// Buckets of the prefix index (a power of two; about three phrases in four have a bucket of
-/// their own).
+/// Buckets of each prefix index (a power of two).
 const PREFIX_BUCKETS: usize = 1 << 12;
 
-/// Pattern ids by their first four bytes: a bucket table indexed by the same hash as the start
-/// gate, then the four bytes compared. At each admitted position this is two array reads and
-/// a compare or two, where a hash map lookup cost several times that in a pass that visits
-/// every word of every text. Each key also holds the pattern's next eight bytes and its
+/// Patterns of at least this many bytes are filed under their first eight bytes, shorter ones
+/// under their first four.
+const LONG_KEY: usize = 8;
+
+/// Pattern ids by their first bytes (the key: four or eight of them): a bucket table indexed
+/// by a hash of the key, then the key compared. At each admitted position this is two array
+/// reads and a compare or two, where a hash map lookup cost several times that in a pass that
+/// visits every word of every text. Each key also holds the pattern's next eight bytes and its
 /// length, so most candidates are decided without reading the pattern itself.
+///
+/// There are two of these (see [`Table`]): a four-byte key is shared by many phrases (`the `
+/// begins a dozen, in several families), and every one of them was compared wherever the text
+/// read `the `: six candidates per admitted position on prose, nearly all rejected. Eight
+/// bytes tell them apart, so a position of ordinary text has no candidate at all.
 struct PrefixIndex {
+    /// Bytes of the key: 4 or [`LONG_KEY`].
+    key_len: usize,
+    /// The key's bytes of a little-endian word (`low_bytes(u64::MAX, key_len)`), kept so that
+    /// taking a position's key is one `and`.
+    key_mask: u64,
+    /// A necessary condition for one of the patterns to start at a position, checked in one
+    /// lookup that stays in cache: the hash of the position's key is in this set of the
+    /// patterns' keys. Only where it holds is the bucket read. It can only skip work: every
+    /// phrase passes its own gate (a test checks).
+    gate: Vec<u64>,
     /// `keys[starts[b]..starts[b + 1]]` is bucket `b`.
     starts: Vec<u32>,
-    /// Each key's first four bytes (see [`word`]), apart from the rest of the key: a bucket is
-    /// scanned through this array only (8 KiB, where whole keys would take 64 KiB of cache).
-    firsts: Vec<u32>,
+    /// Each key's first bytes (ASCII lowercase, little-endian, zero past the key), apart from
+    /// the rest of the key: a bucket is scanned through this array only.
+    firsts: Vec<u64>,
     /// Grouped by bucket, in pattern order within a bucket.
     keys: Vec<PrefixKey>,
 }
@@ -286,41 +261,56 @@ struct PrefixKey {
     id: u32,
     /// The pattern's length in bytes.
     len: u32,
-    /// Bytes 4..12 of the pattern, little-endian, zero past its end; `next_mask` covers the
-    /// bytes it has.
+    /// The eight bytes of the pattern after its key, little-endian, zero past its end;
+    /// `next_mask` covers the bytes it has.
     next: u64,
     next_mask: u64,
 }
 
-fn bucket(w: u32) -> usize {
-    prefix_bit(w) % PREFIX_BUCKETS
+/// The key's hash: its top bits pick the gate's bit, lower ones the bucket.
+fn key_hash(key: u64) -> u64 {
+    key.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn gate_bit(key: u64) -> usize {
+    (key_hash(key) >> 48) as usize % GATE_BITS
+}
+
+fn bucket(key: u64) -> usize {
+    (key_hash(key) >> 32) as usize % PREFIX_BUCKETS
+}
+
+/// The low `n` bytes of a little-endian word (`n` ≤ 8).
+fn low_bytes(x: u64, n: usize) -> u64 {
+    if n >= 8 {
+        x
+    } else {
+        x & ((1u64 << (8 * n)) - 1)
+    }
 }
 
 impl PrefixIndex {
-    fn new(patterns: &[String]) -> Self {
-        let mut keys: Vec<(usize, u32, PrefixKey)> = patterns
+    /// The index of the patterns whose length `keyed` accepts, under keys of `key_len` bytes.
+    fn new(patterns: &[String], key_len: usize, keyed: impl Fn(usize) -> bool) -> Self {
+        let mut keys: Vec<(usize, u64, PrefixKey)> = patterns
             .iter()
             .enumerate()
+            .filter(|(_, p)| keyed(p.len()))
             .filter_map(|(id, p)| {
                 let bytes = p.as_bytes();
-                let w = word(bytes);
-                let next_bytes = bytes.get(MIN_PHRASE..).unwrap_or_default();
-                let covered = next_bytes.len().min(8);
-                let next_mask = if covered == 8 {
-                    u64::MAX
-                } else {
-                    (1u64 << (8 * covered)) - 1
-                };
+                let first = low_bytes(byte_class::load(bytes), key_len);
+                let next_bytes = bytes.get(key_len..).unwrap_or_default();
+                let next_mask = low_bytes(u64::MAX, next_bytes.len());
                 let key = PrefixKey {
                     id: u32::try_from(id).ok()?,
                     len: u32::try_from(bytes.len()).ok()?,
                     next: byte_class::load(next_bytes) & next_mask,
                     next_mask,
                 };
-                Some((bucket(w), w, key))
+                Some((bucket(first), first, key))
             })
             .collect();
-        // Stable: ids stay in pattern order inside a bucket, as the hash map's lists were.
+        // Stable: ids stay in pattern order inside a bucket.
         keys.sort_by_key(|&(b, _, _)| b);
         let mut starts = vec![0u32; PREFIX_BUCKETS + 1];
         for &(b, _, _) in &keys {
@@ -331,28 +321,94 @@ impl PrefixIndex {
         for b in 0..PREFIX_BUCKETS {
             starts[b + 1] += starts[b];
         }
+        let mut gate = vec![0u64; GATE_BITS / 64];
+        for &(_, first, _) in &keys {
+            let i = gate_bit(first);
+            if let Some(w) = gate.get_mut(i / 64) {
+                *w |= 1 << (i % 64);
+            }
+        }
         PrefixIndex {
+            key_len,
+            key_mask: low_bytes(u64::MAX, key_len),
+            gate,
             starts,
-            firsts: keys.iter().map(|&(_, w, _)| w).collect(),
+            firsts: keys.iter().map(|&(_, first, _)| first).collect(),
             keys: keys.into_iter().map(|(_, _, key)| key).collect(),
         }
     }
 
-    /// The keys of the patterns whose first four bytes are `w`.
-    fn get(&self, w: u32) -> impl Iterator<Item = &PrefixKey> + '_ {
-        let b = bucket(w);
-        let range = match (self.starts.get(b), self.starts.get(b + 1)) {
-            (Some(&from), Some(&to)) => from as usize..to as usize,
-            _ => 0..0,
+    /// The key of the text whose eight bytes at a position, lowercased, are `head`.
+    fn key(&self, head: u64) -> u64 {
+        head & self.key_mask
+    }
+
+    /// Whether one of its patterns may start where the text's key is `key`.
+    #[inline]
+    fn admits(&self, key: u64) -> bool {
+        let i = gate_bit(key);
+        self.gate
+            .get(i / 64)
+            .is_some_and(|bits| bits & (1 << (i % 64)) != 0)
+    }
+
+    /// Calls `found(id, end)` for each of its patterns that occurs at `p` in `b` (ASCII case
+    /// folded), in pattern order, where the text's key is `key`. Whether any occurred.
+    fn find_at(
+        &self,
+        patterns: &[String],
+        b: &[u8],
+        p: usize,
+        key: u64,
+        mut found: impl FnMut(usize, usize),
+    ) -> bool {
+        let bk = bucket(key);
+        let (Some(&from), Some(&to)) = (self.starts.get(bk), self.starts.get(bk + 1)) else {
+            return false;
         };
-        let from = range.start;
-        self.firsts
-            .get(range)
-            .unwrap_or_default()
+        let from = from as usize;
+        let mut any = false;
+        // The text's eight bytes after the key, lowercased: read once, when first needed.
+        let mut next = None;
+        let firsts = self.firsts.get(from..to as usize).unwrap_or_default();
+        for (i, _) in firsts
             .iter()
             .enumerate()
-            .filter(move |&(_, &first)| first == w)
-            .filter_map(move |(i, _)| self.keys.get(from + i))
+            .filter(|&(_, &first)| first == key)
+        {
+            let Some(k) = self.keys.get(from + i) else {
+                continue;
+            };
+            let id = k.id as usize;
+            let end = p + k.len as usize;
+            let Some(pattern) = patterns.get(id) else {
+                continue;
+            };
+            if end > b.len() {
+                continue;
+            }
+            let after = self.key_len;
+            let next = *next.get_or_insert_with(|| {
+                byte_class::ascii_lowercase(byte_class::load(
+                    b.get(p + after..).unwrap_or_default(),
+                ))
+            });
+            if next & k.next_mask != k.next {
+                continue;
+            }
+            // The key and the next eight bytes are equal; compare what is left byte by byte,
+            // leaving at the first difference.
+            let same = b[p..end]
+                .iter()
+                .zip(pattern.as_bytes())
+                .skip(after + 8)
+                .all(|(t, q)| t.to_ascii_lowercase() == *q);
+            if same {
+                found(id, end);
+                any = true;
+            }
+        }
+        any
     }
 }
 
@@ -361,12 +417,13 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let (entries, patterns) = build(&lines, false);
     let (purpose_entries, purpose_patterns) = build(&lines, true);
     let purpose = purpose_automaton(&purpose_patterns);
-    let by_prefix = PrefixIndex::new(&patterns);
+    let short = PrefixIndex::new(&patterns, MIN_PHRASE, |len| len < LONG_KEY);
+    let long = PrefixIndex::new(&patterns, LONG_KEY, |len| len >= LONG_KEY);
     Table {
-        gate: StartGate::new(&patterns),
         patterns,
         entries,
-        by_prefix,
+        short,
+        long,
         purpose,
         purpose_entries,
         #[cfg(test)]
@@ -394,12 +451,14 @@ fn bounded(text: &str, start: usize, end: usize, entry: &Entry) -> bool {
 struct Hit {
     start: usize,
     end: usize,
+    /// The phrase's index in [`Table::patterns`].
+    pattern: usize,
     family: Family,
     roles: u8,
 }
 
-/// Every phrase occurrence, in order of start: the start gate picks positions, and the
-/// phrases sharing the position's first four bytes are compared there.
+/// Every phrase occurrence, in order of start, then of pattern: the start gate picks
+/// positions, and the phrases sharing the position's first bytes are compared there.
 fn hits(text: &str) -> Vec<Hit> {
     let table = &*TABLE;
     let b = text.as_bytes();
@@ -409,45 +468,32 @@ fn hits(text: &str) -> Vec<Hit> {
         if p >= last {
             return;
         }
-        let w = word(&b[p..]);
-        if !table.gate.admits(w) {
+        let head = byte_class::ascii_lowercase(byte_class::load(&b[p..]));
+        let (short, long) = (table.short.key(head), table.long.key(head));
+        let (short_may, long_may) = (table.short.admits(short), table.long.admits(long));
+        if !short_may && !long_may {
             return;
         }
-        // The text's bytes 4..12 from here, lowercased, read once for all candidates.
-        let next = byte_class::ascii_lowercase(byte_class::load(
-            b.get(p + MIN_PHRASE..).unwrap_or_default(),
-        ));
-        for key in table.by_prefix.get(w) {
-            let id = key.id as usize;
-            let (Some(pattern), Some(entries)) = (table.patterns.get(id), table.entries.get(id))
-            else {
-                continue;
-            };
-            let end = p + key.len as usize;
-            if end > b.len() || next & key.next_mask != key.next {
-                continue;
-            }
-            // The first twelve bytes are equal (same key, same next eight); compare what is
-            // left byte by byte, leaving at the first difference.
-            let same = b.get(p..end).is_some_and(|there| {
-                there
-                    .iter()
-                    .zip(pattern.as_bytes())
-                    .skip(MIN_PHRASE + 8)
-                    .all(|(t, q)| t.to_ascii_lowercase() == *q)
-            });
-            if !same {
-                continue;
-            }
-            for entry in entries {
+        let from = out.len();
+        let mut push = |pattern: usize, end: usize| {
+            for entry in table.entries.get(pattern).into_iter().flatten() {
                 if bounded(text, p, end, entry) {
                     out.push(Hit {
                         start: p,
                         end,
+                        pattern,
                         family: entry.family,
                         roles: entry.roles,
                     });
                 }
+            }
+        };
+        let short = short_may && table.short.find_at(&table.patterns, b, p, short, &mut push);
+        let long = long_may && table.long.find_at(&table.patterns, b, p, long, &mut push);
+        if short && long {
+            // Each index reports in pattern order; one start's hits are read in that order.
+            if let Some(here) = out.get_mut(from..) {
+                here.sort_by_key(|h| h.pattern);
             }
         }
     });
@@ -735,6 +781,8 @@ pub(super) use family_help;
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -784,32 +832,22 @@ mod tests {
     }
 
     #[test]
-    fn word_folds_ascii_case_only() {
-        for a in 0..=255u8 {
-            let folded = word(&[a, b'x', b'Y', 0xC3]);
-            assert_eq!(
-                folded.to_le_bytes(),
-                [a.to_ascii_lowercase(), b'x', b'y', 0xC3],
-                "{a}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_phrase_passes_the_start_gate() {
+    fn every_phrase_passes_its_own_gate_in_either_case() {
         let lines = parse(PHRASES);
         let (_, patterns) = build(&lines, false);
         let table = &*TABLE;
         for pattern in &patterns {
-            assert!(table.gate.admits(word(pattern.as_bytes())), "{pattern:?}");
-            // Upper case in the text (a borrowed ASCII view) is admitted too.
-            let upper = pattern.to_ascii_uppercase();
-            assert_eq!(
-                word(upper.as_bytes()),
-                word(pattern.as_bytes()),
-                "{upper:?}"
-            );
-            assert!(!analyse_hits_miss(pattern), "{pattern:?}");
+            let index = if pattern.len() >= LONG_KEY {
+                &table.long
+            } else {
+                &table.short
+            };
+            // Upper case in the text (a borrowed ASCII view) is admitted and found too.
+            for written in [pattern.clone(), pattern.to_ascii_uppercase()] {
+                let head = byte_class::ascii_lowercase(byte_class::load(written.as_bytes()));
+                assert!(index.admits(index.key(head)), "{written:?}");
+                assert!(!analyse_hits_miss(&written), "{written:?}");
+            }
         }
         for (_, _, _, phrases) in lines.iter().filter(|l| l.0 != Family::Purpose) {
             for phrase in phrases {
@@ -819,6 +857,72 @@ mod tests {
                     "phrase too short for the gate: {phrase:?}"
                 );
             }
+        }
+    }
+
+    /// What [`hits`] reports of one occurrence, for comparing it with the plain search.
+    type Found = (usize, usize, usize, usize, u8);
+
+    /// The plain definition of [`hits`]: at every position a phrase may start, every pattern
+    /// in order, compared in full (ASCII case folded), then its entries' word boundaries.
+    fn plain_hits(text: &str) -> Vec<Found> {
+        let table = &*TABLE;
+        let b = text.as_bytes();
+        let mut starts = Vec::new();
+        for_each_start(b, |p| starts.push(p));
+        let mut out = Vec::new();
+        for p in starts {
+            for (id, pattern) in table.patterns.iter().enumerate() {
+                let end = p + pattern.len();
+                let same = b.get(p..end).is_some_and(|there| {
+                    there
+                        .iter()
+                        .zip(pattern.as_bytes())
+                        .all(|(t, q)| t.to_ascii_lowercase() == *q)
+                });
+                if !same {
+                    continue;
+                }
+                for entry in &table.entries[id] {
+                    if bounded(text, p, end, entry) {
+                        out.push((p, end, id, entry.family.index(), entry.roles));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Texts dense in phrases: every pattern, upper-cased, cut short or run into the next, and
+    /// the bytes around them that decide word boundaries.
+    fn phrase_text() -> impl Strategy<Value = String> {
+        let mut pieces: Vec<String> = TABLE
+            .patterns
+            .iter()
+            .flat_map(|p| {
+                let mut cut = p.len() - 1;
+                while !p.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                [p.clone(), p.to_ascii_uppercase(), p[..cut].to_owned()]
+            })
+            .collect();
+        pieces.extend([" ", "the ", "x", "é", "日", ".", "~/", "\n", "-", "1"].map(str::to_owned));
+        proptest::collection::vec(proptest::sample::select(pieces), 0..24)
+            .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The gated, two-index search finds exactly what the plain one does, in its order.
+        #[test]
+        fn hits_are_the_plain_ones(s in phrase_text()) {
+            let got: Vec<Found> = hits(&s)
+                .iter()
+                .map(|h| (h.start, h.end, h.pattern, h.family.index(), h.roles))
+                .collect();
+            prop_assert_eq!(got, plain_hits(&s), "{:?}", s);
         }
     }
 
