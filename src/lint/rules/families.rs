@@ -249,8 +249,8 @@ struct PrefixIndex {
     gate: Vec<u64>,
     /// `keys[starts[b]..starts[b + 1]]` is bucket `b`.
     starts: Vec<u32>,
-    /// Each key's first bytes (ASCII lowercase, little-endian, zero past the key), apart from
-    /// the rest of the key: a bucket is scanned through this array only.
+    /// Each key's first bytes, case-blind (see [`blind`]), apart from the rest of the key: a
+    /// bucket is scanned through this array only.
     firsts: Vec<u64>,
     /// Grouped by bucket, in pattern order within a bucket.
     keys: Vec<PrefixKey>,
@@ -258,6 +258,8 @@ struct PrefixIndex {
 
 #[derive(Debug, Clone, Copy)]
 struct PrefixKey {
+    /// The pattern's key bytes exactly (ASCII lowercase, little-endian, zero past the key).
+    first: u64,
     id: u32,
     /// The pattern's length in bytes.
     len: u32,
@@ -280,6 +282,14 @@ fn bucket(key: u64) -> usize {
     (key_hash(key) >> 32) as usize % PREFIX_BUCKETS
 }
 
+/// Eight bytes with the `0x20` bit of each set: ASCII letters of either case become one value
+/// (and some other bytes with them), so a case-blind key costs one `or` at each word start,
+/// where lowercasing exactly costs a dozen operations. What the blind key lets through, the
+/// exact key of the candidate then decides.
+fn blind(x: u64) -> u64 {
+    x | 0x2020_2020_2020_2020
+}
+
 /// The low `n` bytes of a little-endian word (`n` ≤ 8).
 fn low_bytes(x: u64, n: usize) -> u64 {
     if n >= 8 {
@@ -299,15 +309,17 @@ impl PrefixIndex {
             .filter_map(|(id, p)| {
                 let bytes = p.as_bytes();
                 let first = low_bytes(byte_class::load(bytes), key_len);
+                let blind_first = blind(first) & low_bytes(u64::MAX, key_len);
                 let next_bytes = bytes.get(key_len..).unwrap_or_default();
                 let next_mask = low_bytes(u64::MAX, next_bytes.len());
                 let key = PrefixKey {
+                    first,
                     id: u32::try_from(id).ok()?,
                     len: u32::try_from(bytes.len()).ok()?,
                     next: byte_class::load(next_bytes) & next_mask,
                     next_mask,
                 };
-                Some((bucket(first), first, key))
+                Some((bucket(blind_first), blind_first, key))
             })
             .collect();
         // Stable: ids stay in pattern order inside a bucket.
@@ -338,9 +350,9 @@ impl PrefixIndex {
         }
     }
 
-    /// The key of the text whose eight bytes at a position, lowercased, are `head`.
+    /// The case-blind key of the text whose eight bytes at a position are `head`.
     fn key(&self, head: u64) -> u64 {
-        head & self.key_mask
+        blind(head) & self.key_mask
     }
 
     /// Whether one of its patterns may start where the text's key is `key`.
@@ -353,12 +365,12 @@ impl PrefixIndex {
     }
 
     /// Calls `found(id, end)` for each of its patterns that occurs at `p` in `b` (ASCII case
-    /// folded), in pattern order, where the text's key is `key`. Whether any occurred.
+    /// folded), in pattern order, where the text's eight bytes are `head` and its case-blind
+    /// key is `key`. Whether any occurred.
     fn find_at(
         &self,
         patterns: &[String],
-        b: &[u8],
-        p: usize,
+        (b, p, head): (&[u8], usize, u64),
         key: u64,
         mut found: impl FnMut(usize, usize),
     ) -> bool {
@@ -384,7 +396,7 @@ impl PrefixIndex {
             let Some(pattern) = patterns.get(id) else {
                 continue;
             };
-            if end > b.len() {
+            if end > b.len() || byte_class::ascii_lowercase(head) & self.key_mask != k.first {
                 continue;
             }
             let after = self.key_len;
@@ -468,7 +480,7 @@ fn hits(text: &str) -> Vec<Hit> {
         if p >= last {
             return;
         }
-        let head = byte_class::ascii_lowercase(byte_class::load(&b[p..]));
+        let head = byte_class::load(&b[p..]);
         let (short, long) = (table.short.key(head), table.long.key(head));
         let (short_may, long_may) = (table.short.admits(short), table.long.admits(long));
         if !short_may && !long_may {
@@ -488,8 +500,9 @@ fn hits(text: &str) -> Vec<Hit> {
                 }
             }
         };
-        let short = short_may && table.short.find_at(&table.patterns, b, p, short, &mut push);
-        let long = long_may && table.long.find_at(&table.patterns, b, p, long, &mut push);
+        let at = (b, p, head);
+        let short = short_may && table.short.find_at(&table.patterns, at, short, &mut push);
+        let long = long_may && table.long.find_at(&table.patterns, at, long, &mut push);
         if short && long {
             // Each index reports in pattern order; one start's hits are read in that order.
             if let Some(here) = out.get_mut(from..) {
@@ -844,7 +857,7 @@ mod tests {
             };
             // Upper case in the text (a borrowed ASCII view) is admitted and found too.
             for written in [pattern.clone(), pattern.to_ascii_uppercase()] {
-                let head = byte_class::ascii_lowercase(byte_class::load(written.as_bytes()));
+                let head = byte_class::load(written.as_bytes());
                 assert!(index.admits(index.key(head)), "{written:?}");
                 assert!(!analyse_hits_miss(&written), "{written:?}");
             }
