@@ -8,10 +8,11 @@
 //! A family fires when a phrase of each role occurs within [`WINDOW`] bytes of folded text, in
 //! either order (word order differs between the languages). Phrases are found in one pass
 //! over the text's main view (see `normalise`) and over each decoded view: at each position
-//! a phrase may start (a word start, found 64 bytes at a time), the first four bytes are
-//! checked against an 8 KiB hashed set ([`StartGate`]), and only where they match are the
-//! phrases sharing them compared. Every phrase is at most a few dozen bytes, so the pass is
-//! linear whatever the number of phrases.
+//! a phrase may start (a word start, found 64 bytes at a time), the next eight bytes are read
+//! once and two 8 KiB hashed sets are asked whether a phrase begins with them (long phrases
+//! by eight bytes, short ones by four: see [`PrefixIndex`]); only where one does are the
+//! phrases filed under those bytes compared. Every phrase is at most a few dozen bytes, so the
+//! pass is linear whatever the number of phrases.
 //!
 //! # Intent
 //!
@@ -99,9 +100,8 @@ struct Table {
     patterns: Vec<String>,
     /// Per pattern, the entries it stands for.
     entries: Vec<Vec<Entry>>,
-    /// Pattern indexes by their first bytes (ASCII lowercase), for verification where the
-    /// start gate admits a position: patterns shorter than [`LONG_KEY`] by four bytes, the
-    /// others by eight.
+    /// Pattern indexes by their first bytes, each with its gate: patterns shorter than
+    /// [`LONG_KEY`] by four bytes, the others by eight.
     short: PrefixIndex,
     long: PrefixIndex,
     /// Purpose words, matched on the purpose sentence only.
@@ -178,8 +178,8 @@ fn build(
                 None => (phrase.as_str(), false),
             };
             let folded = normalise::fold_phrase(raw);
-            // Every family phrase is at least four bytes long (a test checks): the start
-            // gate reads four bytes. Purpose words go to an automaton instead.
+            // Every family phrase is at least four bytes long (a test checks): the short
+            // index's keys are four bytes. Purpose words go to an automaton instead.
             if folded.is_empty() || (!purpose && folded.len() < MIN_PHRASE) {
                 continue;
             }
@@ -469,8 +469,9 @@ struct Hit {
     roles: u8,
 }
 
-/// Every phrase occurrence, in order of start, then of pattern: the start gate picks
-/// positions, and the phrases sharing the position's first bytes are compared there.
+/// Every phrase occurrence, in order of start, then of pattern: at each position a phrase may
+/// start, the indexes' gates are asked, and the phrases filed under the position's first
+/// bytes are compared there.
 fn hits(text: &str) -> Vec<Hit> {
     let table = &*TABLE;
     let b = text.as_bytes();
