@@ -191,25 +191,34 @@ mod sse2 {
     }
 
     pub(super) fn phrase_masks(block: &[u8]) -> Masks {
-        whole(block, phrase_block)
+        let [alnum, phrase_lead, _] = whole(block, classify::<true, false>);
+        Masks { alnum, phrase_lead }
     }
 
     pub(super) fn fold_masks(block: &[u8]) -> FoldMasks {
-        whole(block, fold_block)
+        let [alnum, _, leet] = whole(block, classify::<false, true>);
+        FoldMasks { alnum, leet }
     }
 
+    /// The block's masks of ASCII letters and digits, of phrase leads (when `LEAD`) and of
+    /// leetspeak characters (when `LEET`); a mask not asked for is zero.
     #[expect(
         unsafe_code,
         reason = "SSE2 intrinsics: unaligned loads of sixteen bytes from a chunk of exactly sixteen"
     )]
-    fn phrase_block(b: &[u8; 64]) -> Masks {
-        let mut masks = Masks::default();
+    fn classify<const LEAD: bool, const LEET: bool>(b: &[u8; 64]) -> [u64; 3] {
+        let mut masks = [0u64; 3];
         for (k, chunk) in b.chunks_exact(16).enumerate() {
             // SAFETY: SSE2 is enabled on every x86-64 target; the load reads the sixteen bytes
-            // of `chunk`, which has sixteen.
-            let (alnum, lead) = unsafe {
+            // of `chunk`, which has sixteen. One block for all of it: on compilers where the
+            // compares are safe to call, the load still needs it.
+            let found = unsafe {
                 let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
                 let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
+                let any = |cs: &[u8]| {
+                    cs.iter()
+                        .fold(_mm_set1_epi8(0), |acc, &c| _mm_or_si128(acc, is(c)))
+                };
                 // `lo..=hi` as unsigned bytes: `v - lo` is at most `hi - lo`.
                 let within = |v: __m128i, lo: u8, hi: u8| {
                     let d = _mm_sub_epi8(v, _mm_set1_epi8(lo as i8));
@@ -217,49 +226,21 @@ mod sse2 {
                 };
                 let letter = within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', b'z');
                 let alnum = _mm_or_si128(letter, within(v, b'0', b'9'));
-                let lead = _mm_or_si128(
-                    _mm_or_si128(is(b'.'), is(b'~')),
-                    _mm_or_si128(is(b'/'), within(v, 0xC0, 0xFF)),
-                );
-                (_mm_movemask_epi8(alnum), _mm_movemask_epi8(lead))
-            };
-            masks.alnum |= bits(alnum) << (16 * k);
-            masks.phrase_lead |= bits(lead) << (16 * k);
-        }
-        masks
-    }
-
-    #[expect(
-        unsafe_code,
-        reason = "SSE2 intrinsics: unaligned loads of sixteen bytes from a chunk of exactly sixteen"
-    )]
-    fn fold_block(b: &[u8; 64]) -> FoldMasks {
-        let mut masks = FoldMasks::default();
-        for (k, chunk) in b.chunks_exact(16).enumerate() {
-            // SAFETY: as in `phrase_block`.
-            let (alnum, leet) = unsafe {
-                let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
-                let is = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-                let within = |v: __m128i, lo: u8, hi: u8| {
-                    let d = _mm_sub_epi8(v, _mm_set1_epi8(lo as i8));
-                    _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8((hi - lo) as i8)), d)
+                let lead = if LEAD {
+                    _mm_or_si128(any(b".~/"), within(v, 0xC0, 0xFF))
+                } else {
+                    _mm_set1_epi8(0)
                 };
-                let letter = within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', b'z');
-                let alnum = _mm_or_si128(letter, within(v, b'0', b'9'));
-                let leet = _mm_or_si128(
-                    _mm_or_si128(
-                        _mm_or_si128(is(b'0'), is(b'1')),
-                        _mm_or_si128(is(b'3'), is(b'4')),
-                    ),
-                    _mm_or_si128(
-                        _mm_or_si128(is(b'5'), is(b'7')),
-                        _mm_or_si128(is(b'@'), is(b'$')),
-                    ),
-                );
-                (_mm_movemask_epi8(alnum), _mm_movemask_epi8(leet))
+                let leet = if LEET {
+                    any(b"013457@$")
+                } else {
+                    _mm_set1_epi8(0)
+                };
+                [alnum, lead, leet].map(|m| _mm_movemask_epi8(m))
             };
-            masks.alnum |= bits(alnum) << (16 * k);
-            masks.leet |= bits(leet) << (16 * k);
+            for (mask, bits16) in masks.iter_mut().zip(found) {
+                *mask |= bits(bits16) << (16 * k);
+            }
         }
         masks
     }
