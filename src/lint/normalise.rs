@@ -529,6 +529,20 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
         let Some(c) = s[at..].chars().next() else {
             break;
         };
+        // Such a character is never invisible (see `folds_to_itself_by_definition`; the plain
+        // scripts hold none). It and the ones after it that copy themselves go in one copy: a
+        // run of Chinese or Japanese is nothing else, and offsets advance together over it.
+        let copies_itself = |c: char| is_plain_script(c) || (!exhaustive && folds_to_itself(c));
+        if copies_itself(c) {
+            let run_end = s[at..]
+                .char_indices()
+                .find(|&(_, n)| !copies_itself(n))
+                .map_or(s.len(), |(i, _)| at + i);
+            f.out.push_str(&s[at..run_end]);
+            prev_latin = false;
+            at = run_end;
+            continue;
+        }
         let next_at = at + c.len_utf8();
         let next_latin = bytes.get(next_at).is_some_and(u8::is_ascii_alphabetic);
         let char_at = at;
@@ -538,11 +552,6 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
         if is_invisible(c) {
             f.checkpoint(at + c.len_utf8());
             f.reveal(start, Reveal::INVISIBLE);
-            continue;
-        }
-        if is_plain_script(c) || (!exhaustive && folds_to_itself(c)) {
-            f.out.push(c);
-            prev_latin = false;
             continue;
         }
         let mut reveal = Reveal::default();
@@ -796,6 +805,17 @@ mod tests {
         }
         prop_assert_eq!(&a.reveals, &b.reveals);
         Ok(())
+    }
+
+    /// The fold copies runs of characters that copy themselves without asking whether each is
+    /// invisible: none is.
+    #[test]
+    fn no_character_that_copies_itself_is_invisible() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if is_plain_script(c) || folds_to_itself(c) {
+                assert!(!is_invisible(c), "{c:?}");
+            }
+        }
     }
 
     /// Every character the table says folds to itself does, next to Latin letters, other
