@@ -87,37 +87,6 @@ pub(crate) struct Masks {
     pub(crate) phrase_lead: u64,
 }
 
-/// The masks of one block of at most 64 bytes.
-pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
-    #[cfg(target_arch = "x86_64")]
-    {
-        sse2::phrase_masks(block)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        phrase_masks_swar(block)
-    }
-}
-
-/// [`phrase_masks`] eight bytes at a time, in plain integer operations.
-#[cfg_attr(
-    all(target_arch = "x86_64", not(test)),
-    expect(
-        dead_code,
-        reason = "the portable path; x86-64 takes SSE2 (tests compare the two)"
-    )
-)]
-fn phrase_masks_swar(block: &[u8]) -> Masks {
-    let mut masks = Masks::default();
-    for (k, eight) in block.chunks(8).enumerate() {
-        let x = load(eight);
-        let lead = equal(x, b'.') | equal(x, b'~') | equal(x, b'/') | (x & (x << 1) & HIGH);
-        masks.alnum |= pack(alnum(x)) << (8 * k);
-        masks.phrase_lead |= pack(lead) << (8 * k);
-    }
-    masks
-}
-
 /// Per 64-byte block, the bytes the ASCII fold screen looks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct FoldMasks {
@@ -127,19 +96,15 @@ pub(crate) struct FoldMasks {
     pub(crate) leet: u64,
 }
 
-/// The fold masks of one block of at most 64 bytes.
-pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
-    #[cfg(target_arch = "x86_64")]
-    {
-        sse2::fold_masks(block)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        fold_masks_swar(block)
-    }
-}
+// The masks of one block of at most 64 bytes (`phrase_masks`, `fold_masks`): SSE2 on x86-64,
+// the portable code elsewhere.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) use portable::{fold_masks, phrase_masks};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use sse2::{fold_masks, phrase_masks};
 
-/// [`fold_masks`] eight bytes at a time, in plain integer operations.
+/// The block masks eight bytes per integer operation, packed with a multiply: what targets
+/// other than x86-64 use, and what the tests hold the SSE2 path to as well.
 #[cfg_attr(
     all(target_arch = "x86_64", not(test)),
     expect(
@@ -147,20 +112,37 @@ pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
         reason = "the portable path; x86-64 takes SSE2 (tests compare the two)"
     )
 )]
-fn fold_masks_swar(block: &[u8]) -> FoldMasks {
-    let mut masks = FoldMasks::default();
-    for (k, eight) in block.chunks(8).enumerate() {
-        let x = load(eight);
-        let (letter, digit) = letters_and_digits(x);
-        // Among the digits, 2, 6, 8 and 9 are not leetspeak: bit 3 set (8, 9), or bit 1 set
-        // with bit 0 clear (2, 6). Each bit is moved to its byte's high bit.
-        let (bit3, bit1, bit0) = ((x << 4) & HIGH, (x << 6) & HIGH, (x << 7) & HIGH);
-        let leet_digit = digit & !(bit3 | (bit1 & !bit0));
-        let leet = leet_digit | equal(x, b'@') | equal(x, b'$');
-        masks.alnum |= pack(letter | digit) << (8 * k);
-        masks.leet |= pack(leet) << (8 * k);
+mod portable {
+    use super::{FoldMasks, HIGH, Masks, alnum, equal, letters_and_digits, load, pack};
+
+    /// The masks of one block of at most 64 bytes.
+    pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
+        let mut masks = Masks::default();
+        for (k, eight) in block.chunks(8).enumerate() {
+            let x = load(eight);
+            let lead = equal(x, b'.') | equal(x, b'~') | equal(x, b'/') | (x & (x << 1) & HIGH);
+            masks.alnum |= pack(alnum(x)) << (8 * k);
+            masks.phrase_lead |= pack(lead) << (8 * k);
+        }
+        masks
     }
-    masks
+
+    /// The fold masks of one block of at most 64 bytes.
+    pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
+        let mut masks = FoldMasks::default();
+        for (k, eight) in block.chunks(8).enumerate() {
+            let x = load(eight);
+            let (letter, digit) = letters_and_digits(x);
+            // Among the digits, 2, 6, 8 and 9 are not leetspeak: bit 3 set (8, 9), or bit 1
+            // set with bit 0 clear (2, 6). Each bit is moved to its byte's high bit.
+            let (bit3, bit1, bit0) = ((x << 4) & HIGH, (x << 6) & HIGH, (x << 7) & HIGH);
+            let leet_digit = digit & !(bit3 | (bit1 & !bit0));
+            let leet = leet_digit | equal(x, b'@') | equal(x, b'$');
+            masks.alnum |= pack(letter | digit) << (8 * k);
+            masks.leet |= pack(leet) << (8 * k);
+        }
+        masks
+    }
 }
 
 /// The block masks sixteen bytes per operation, one `movemask` per mask, where the portable
@@ -190,12 +172,14 @@ mod sse2 {
         }
     }
 
-    pub(super) fn phrase_masks(block: &[u8]) -> Masks {
+    /// The masks of one block of at most 64 bytes.
+    pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
         let [alnum, phrase_lead, _] = whole(block, classify::<true, false>);
         Masks { alnum, phrase_lead }
     }
 
-    pub(super) fn fold_masks(block: &[u8]) -> FoldMasks {
+    /// The fold masks of one block of at most 64 bytes.
+    pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
         let [alnum, _, leet] = whole(block, classify::<false, true>);
         FoldMasks { alnum, leet }
     }
@@ -279,7 +263,7 @@ mod tests {
                 want.phrase_lead |= u64::from(matches!(c, b'.' | b'~' | b'/') || c >= 0xC0) << i;
             }
             assert_eq!(phrase_masks(&block), want, "{block:?}");
-            assert_eq!(phrase_masks_swar(&block), want, "{block:?}");
+            assert_eq!(portable::phrase_masks(&block), want, "{block:?}");
         }
     }
 
@@ -330,7 +314,7 @@ mod tests {
                 )) << i;
             }
             assert_eq!(fold_masks(&block), want, "{block:?}");
-            assert_eq!(fold_masks_swar(&block), want, "{block:?}");
+            assert_eq!(portable::fold_masks(&block), want, "{block:?}");
         }
     }
 }
