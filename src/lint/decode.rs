@@ -195,12 +195,7 @@ mod base64_alphabet {
         let mut b = 0;
         while b < 256 {
             let c = b as u8;
-            table[b] = c.is_ascii_alphanumeric()
-                || c == b'+'
-                || c == b'/'
-                || c == b'='
-                || c == b'-'
-                || c == b'_';
+            table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
             b += 1;
         }
         table

@@ -922,8 +922,7 @@ mod tests {
             })
             .collect();
         pieces.extend([" ", "the ", "x", "é", "日", ".", "~/", "\n", "-", "1"].map(str::to_owned));
-        proptest::collection::vec(proptest::sample::select(pieces), 0..24)
-            .prop_map(|parts| parts.concat())
+        super::super::fixture::pieces_joined(pieces, 24)
     }
 
     proptest! {

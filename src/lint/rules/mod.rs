@@ -520,6 +520,16 @@ pub(super) mod fixture {
     pub(crate) fn fires(find: Finder, s: &str) -> Option<String> {
         find(&Text::new(s))
     }
+
+    /// Texts made of up to `most` of `pieces`, run together in any order.
+    pub(crate) fn pieces_joined(
+        pieces: Vec<String>,
+        most: usize,
+    ) -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        proptest::collection::vec(proptest::sample::select(pieces), 0..most)
+            .prop_map(|parts| parts.concat())
+    }
 }
 
 #[cfg(test)]
@@ -724,8 +734,7 @@ mod tests {
             ]
             .map(str::to_owned),
         );
-        proptest::collection::vec(proptest::sample::select(pieces), 0..40)
-            .prop_map(|parts| parts.concat())
+        fixture::pieces_joined(pieces, 40)
     }
 
     proptest! {
