@@ -20,7 +20,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::{Frame, Incoming, SizeHint};
 use mcp_cassette::transport::http::inbound::{self, Body, Shutdown};
 use mcp_cassette::transport::http::outbound::{Outbound, parse_url};
-use mcp_cassette::transport::http::{HOP_BY_HOP, is_hop_by_hop};
+use mcp_cassette::transport::http::{is_hop_by_hop, remove_hop_by_hop};
 
 async fn relay(out: &Outbound, upstream: &http::Uri, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
@@ -40,9 +40,7 @@ async fn relay(out: &Outbound, upstream: &http::Uri, request: Request<Incoming>)
     match out.send(forward).await {
         Ok(answer) => {
             let (mut head, body) = answer.into_parts();
-            for name in HOP_BY_HOP {
-                head.headers.remove(name);
-            }
+            remove_hop_by_hop(&mut head.headers);
             Response::from_parts(head, EndOnError(body).boxed())
         }
         Err(e) => {

@@ -3,7 +3,7 @@
 
 use http::header::{self, HeaderMap, HeaderValue};
 
-use crate::transport::http::HOP_BY_HOP;
+use crate::transport::http::remove_hop_by_hop;
 
 /// The headers of a client request as they go upstream: verbatim, less the hop-by-hop set, and
 /// asking for an unencoded answer. The recorder must read every answer to capture it, and this
@@ -11,9 +11,7 @@ use crate::transport::http::HOP_BY_HOP;
 /// accepts; the client gets the same answer, uncompressed. Edited in place: the request's own
 /// map goes on, as a bare relay's would.
 pub(super) fn upstream_request(headers: &mut HeaderMap) {
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
+    remove_hop_by_hop(headers);
     // `insert` replaces every value the client sent.
     headers.insert(
         header::ACCEPT_ENCODING,
@@ -32,9 +30,7 @@ pub(super) fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
 /// set and a `content-encoding: identity` that claims nothing. A real coding (an upstream that
 /// compressed although asked not to) is kept with the bytes it describes. Edited in place.
 pub(super) fn client_response(headers: &mut HeaderMap) {
-    for name in HOP_BY_HOP {
-        headers.remove(name);
-    }
+    remove_hop_by_hop(headers);
     let identity = |v: &HeaderValue| v.as_bytes().eq_ignore_ascii_case(b"identity");
     if headers
         .get_all(header::CONTENT_ENCODING)
