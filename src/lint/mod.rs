@@ -67,6 +67,7 @@ use serde_json::Value;
 
 mod byte_class;
 pub mod cassette;
+mod char_fold;
 mod decode;
 mod fields;
 mod normalise;

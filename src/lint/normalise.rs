@@ -29,11 +29,9 @@
 //! the fold makes of it.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
-
-use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 
 use super::byte_class;
+use super::char_fold::{self, folds_to_itself, is_invisible, is_plain_script};
 pub(crate) use super::decode::{Decoded, decode_embedded};
 
 /// Which normalisation revealed a match; several may combine.
@@ -61,7 +59,7 @@ impl Reveal {
         self.0 == 0
     }
 
-    fn add(&mut self, other: Reveal) {
+    pub(super) fn add(&mut self, other: Reveal) {
         self.0 |= other.0;
     }
 
@@ -366,101 +364,6 @@ pub(crate) fn comment_ranges(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Latin letters that Cyrillic and Greek lowercase letters are drawn like.
-fn confusable(c: char) -> Option<char> {
-    Some(match c {
-        'а' => 'a',
-        'в' => 'b',
-        'с' => 'c',
-        'ԁ' => 'd',
-        'е' | 'ё' => 'e',
-        'һ' | 'н' => 'h',
-        'і' | 'ї' => 'i',
-        'ј' => 'j',
-        'к' => 'k',
-        'ӏ' => 'l',
-        'м' => 'm',
-        'о' => 'o',
-        'р' => 'p',
-        'ԛ' => 'q',
-        'ѕ' => 's',
-        'т' => 't',
-        'у' => 'y',
-        'ѵ' => 'v',
-        'ԝ' => 'w',
-        'х' => 'x',
-        'α' => 'a',
-        'β' => 'b',
-        'ϲ' => 'c',
-        'ε' => 'e',
-        'η' => 'n',
-        'ι' => 'i',
-        'κ' => 'k',
-        'ν' => 'v',
-        'ο' => 'o',
-        'ρ' => 'p',
-        'τ' => 't',
-        'υ' => 'u',
-        'χ' => 'x',
-        _ => return None,
-    })
-}
-
-/// Format characters that render as nothing: removed before matching.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{AD}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'
-        | '\u{FE00}'..='\u{FE0F}' | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
-}
-
-/// Scripts whose letters have no compatibility decomposition worth reading: copied as they
-/// are (lowercased), which keeps Chinese, Japanese, Korean and Hindi text cheap to fold.
-fn is_plain_script(c: char) -> bool {
-    matches!(c, '\u{0900}'..='\u{097F}' | '\u{3040}'..='\u{30FF}' | '\u{4E00}'..='\u{9FFF}' | '\u{AC00}'..='\u{D7A3}')
-}
-
-/// End (exclusive) of the code points [`folds_to_itself`] has a table for: Latin-1 to Syriac
-/// and Thaana, and general punctuation to the CJK symbols, the ranges of ordinary non-ASCII
-/// prose that [`is_plain_script`] does not cover.
-const SELF_FOLDING_END: usize = 0x3400;
-
-/// Per code point below [`SELF_FOLDING_END`], whether the fold copies it unchanged.
-static SELF_FOLDING: LazyLock<Vec<u64>> = LazyLock::new(|| {
-    let mut bits = vec![0u64; SELF_FOLDING_END / 64];
-    for cp in 0x80..SELF_FOLDING_END {
-        if char::from_u32(cp as u32).is_some_and(folds_to_itself_by_definition) {
-            bits[cp / 64] |= 1 << (cp % 64);
-        }
-    }
-    bits
-});
-
-/// A character the fold copies as it is: not removed, no compatibility or canonical
-/// decomposition, its own lowercase, no homoglyph, not a combining mark (which is dropped
-/// after a Latin letter). Most letters of Cyrillic, Greek, Hebrew and Arabic prose, and most
-/// punctuation, are; for them the full fold's per-character work is one table lookup.
-fn folds_to_itself(c: char) -> bool {
-    let cp = c as usize;
-    cp < SELF_FOLDING_END
-        && SELF_FOLDING
-            .get(cp / 64)
-            .is_some_and(|bits| bits & (1 << (cp % 64)) != 0)
-}
-
-fn folds_to_itself_by_definition(c: char) -> bool {
-    if is_invisible(c) || is_combining_mark(c) || confusable(c).is_some() {
-        return false;
-    }
-    let (mut parts, mut same) = (0, true);
-    decompose_compatible(c, |d| {
-        parts += 1;
-        same &= d == c;
-    });
-    let mut lower = c.to_lowercase();
-    parts == 1 && same && lower.next() == Some(c) && lower.next().is_none()
-}
-
 struct Folder {
     out: String,
     map: Vec<(u32, u32)>,
@@ -496,8 +399,8 @@ fn full_fold(s: &str) -> View<'_> {
 }
 
 /// [`full_fold`]; `exhaustive` looks for spaced runs at every byte instead of only where the
-/// screen allows one, and decomposes every character [`folds_to_itself`] would copy (the tests
-/// compare the two).
+/// screen allows one, and decomposes every character [`folds_to_itself`] would copy or
+/// `char_fold`'s table would answer for (the tests compare the two).
 fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
     let mut f = Folder {
         out: String::with_capacity(s.len()),
@@ -554,36 +457,12 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
             f.reveal(start, Reveal::INVISIBLE);
             continue;
         }
-        let mut reveal = Reveal::default();
-        let mut changed = false;
-        decompose_compatible(c, |d| {
-            if d != c {
-                changed = true;
-            }
-            if is_combining_mark(d) && prev_latin {
-                changed = true;
-                return;
-            }
-            for l in d.to_lowercase() {
-                match confusable(l) {
-                    Some(latin) => {
-                        if prev_latin || next_latin {
-                            reveal.add(Reveal::CONFUSABLE);
-                        }
-                        f.out.push(latin);
-                        prev_latin = true;
-                    }
-                    None => {
-                        f.out.push(l);
-                        prev_latin = l.is_ascii_alphabetic();
-                    }
-                }
-            }
-        });
-        // An accented Latin letter losing its accent is ordinary spelling, not a reveal.
-        if changed && !matches!(c, '\u{C0}'..='\u{24F}') {
-            reveal.add(Reveal::COMPAT);
-        }
+        let (reveal, latin) = if exhaustive {
+            char_fold::fold_plain(c, prev_latin, next_latin, &mut f.out)
+        } else {
+            char_fold::fold(c, prev_latin, next_latin, &mut f.out)
+        };
+        prev_latin = latin;
         f.checkpoint(at + c.len_utf8());
         if !reveal.is_empty() {
             f.reveal(start, reveal);
@@ -765,6 +644,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::lint::char_fold::SELF_FOLDING_END;
 
     /// Texts dense in what the fold screens look for: leetspeak characters, separators, single
     /// letters, comment openers, and non-ASCII letters that fold (or do not).
