@@ -49,12 +49,12 @@ use crate::jsonrpc::Frame;
 use keys::KeyRules;
 
 static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| Redactor {
-    inner: Arc::new(Inner {
-        user: Vec::new(),
-        keys: KeyRules::default(),
-        allow: HashSet::new(),
-        hash: None,
-    }),
+    inner: Arc::new(Inner::new(
+        Vec::new(),
+        KeyRules::default(),
+        HashSet::new(),
+        None,
+    )),
     seed: None,
 });
 
@@ -80,12 +80,12 @@ impl Redactor {
             return Redactor::builtin();
         }
         Redactor {
-            inner: Arc::new(Inner {
-                user: config.compiled().to_vec(),
-                keys: KeyRules::new(config.keys()),
-                allow: config.allow().iter().cloned().collect(),
-                hash: config.hash(),
-            }),
+            inner: Arc::new(Inner::new(
+                config.compiled().to_vec(),
+                KeyRules::new(config.keys()),
+                config.allow().iter().cloned().collect(),
+                config.hash(),
+            )),
             seed: None,
         }
     }

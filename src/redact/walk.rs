@@ -119,7 +119,62 @@ pub(super) struct Inner {
     pub(super) keys: KeyRules,
     pub(super) allow: HashSet<String>,
     pub(super) hash: Option<String>,
+    /// [`Inner::key_ctx_plain`] of each of [`KNOWN_KEYS`] under these rules, filed by
+    /// [`known_slot`].
+    known: Vec<Option<(&'static str, KeyCtx)>>,
 }
+
+/// Member names that nearly every MCP message carries. Judging a key asks the key rules and
+/// searches it for every built-in rule's literal: a few hundred instructions, for each member of
+/// each frame, twice when echoes are tracked (a fifth of a recorder's capture work on small
+/// frames). For these names the answer is worked out once per rule set, by the same function,
+/// when the rules are built, and found again by one probe and one comparison.
+const KNOWN_KEYS: [&str; 44] = [
+    "_meta",
+    "annotations",
+    "arguments",
+    "capabilities",
+    "clientInfo",
+    "code",
+    "completion",
+    "content",
+    "contents",
+    "cursor",
+    "data",
+    "description",
+    "elicitation",
+    "error",
+    "id",
+    "inputSchema",
+    "isError",
+    "items",
+    "level",
+    "listChanged",
+    "logger",
+    "message",
+    "messages",
+    "method",
+    "mimeType",
+    "name",
+    "nextCursor",
+    "outputSchema",
+    "params",
+    "progress",
+    "prompts",
+    "properties",
+    "protocolVersion",
+    "required",
+    "resources",
+    "result",
+    "serverInfo",
+    "structuredContent",
+    "text",
+    "title",
+    "tools",
+    "type",
+    "uri",
+    "version",
+];
 
 /// Where a secret was found, rendered only when a report asks.
 pub(super) type PathFn<'a> = dyn Fn() -> String + 'a;
@@ -131,7 +186,50 @@ pub(super) fn no_path() -> String {
     String::new()
 }
 
+/// Slots in the table of known keys.
+const KNOWN_SLOTS: usize = 256;
+
+/// Where a key is filed in the table of known keys: a mix of its length and three of its bytes,
+/// which tells every one of [`KNOWN_KEYS`] apart (a test checks). A key filed where another is
+/// only costs the lookup: it is compared before its context is used.
+fn known_slot(key: &[u8]) -> usize {
+    let (Some(&first), Some(&last)) = (key.first(), key.last()) else {
+        return 0;
+    };
+    let middle = key.get(key.len() / 2).copied().unwrap_or_default();
+    let mix = (key.len() as u32)
+        .wrapping_mul(0xE4BD)
+        .wrapping_add(u32::from(first).wrapping_mul(0xEBDE))
+        .wrapping_add(u32::from(middle).wrapping_mul(0x4D85))
+        .wrapping_add(u32::from(last).wrapping_mul(0x3EF0));
+    (mix ^ (mix >> 8)) as usize % KNOWN_SLOTS
+}
+
 impl Inner {
+    pub(super) fn new(
+        user: Vec<UserPattern>,
+        keys: KeyRules,
+        allow: HashSet<String>,
+        hash: Option<String>,
+    ) -> Inner {
+        let mut inner = Inner {
+            user,
+            keys,
+            allow,
+            hash,
+            known: Vec::new(),
+        };
+        let mut known = vec![None; KNOWN_SLOTS];
+        for key in KNOWN_KEYS {
+            let slot = &mut known[known_slot(key.as_bytes())];
+            if slot.is_none() {
+                *slot = Some((key, inner.key_ctx_plain(key)));
+            }
+        }
+        inner.known = known;
+        inner
+    }
+
     pub(super) fn shapes(&self) -> Shapes<'_> {
         Shapes {
             user: &self.user,
@@ -146,6 +244,14 @@ impl Inner {
     /// pass would take as a secret is taken by the first, or redacting twice would change
     /// something (docs/fuzzing.md, bug 12).
     pub(super) fn key_ctx(&self, key: &str) -> KeyCtx {
+        match self.known.get(known_slot(key.as_bytes())) {
+            Some(&Some((known, ctx))) if known == key => ctx,
+            _ => self.key_ctx_plain(key),
+        }
+    }
+
+    /// [`Inner::key_ctx`] worked out for `key`, without the table of known keys.
+    fn key_ctx_plain(&self, key: &str) -> KeyCtx {
         let own = self.keys.classify(key);
         // Only a user pattern or a built-in rule can rewrite a key, and a built-in rule only one
         // holding its literal or, for the pair rule, a separator.
@@ -698,6 +804,45 @@ mod tests {
                 let key = format!("{head}{middle}{tail}");
                 if upper { key.to_ascii_uppercase() } else { key }
             })
+    }
+
+    /// Every known key has a slot of its own, and under every kind of rule set each gets the
+    /// context the plain way gives it: the built-ins, extra sensitive keys naming known ones,
+    /// patterns that rewrite them, and both.
+    #[test]
+    fn known_keys_get_the_plain_context() {
+        let mut slots: Vec<usize> = KNOWN_KEYS
+            .iter()
+            .map(|k| known_slot(k.as_bytes()))
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), KNOWN_KEYS.len(), "two known keys share a slot");
+        let configs = [
+            r#"{"keys":["text","name"]}"#,
+            r#"{"patterns":[{"name":"word","regex":"(?i)method|id|me"}]}"#,
+            r#"{"patterns":[{"name":"x","regex":"x"}],"keys":["content","data"]}"#,
+        ];
+        let mut redactors = vec![super::super::Redactor::builtin()];
+        for c in configs {
+            let config = super::super::RedactConfig::parse(c, "test").unwrap();
+            redactors.push(super::super::Redactor::with_config(&config));
+        }
+        for r in &redactors {
+            for key in KNOWN_KEYS {
+                assert_eq!(r.inner.key_ctx(key), r.inner.key_ctx_plain(key), "{key}");
+            }
+        }
+        // A config can make a known key sensitive: the table is per rule set, not fixed.
+        let text = known_slot(b"text");
+        assert!(redactors[1].inner.known[text].is_some_and(|(_, ctx)| ctx.sensitive));
+        assert!(redactors[0].inner.known[text].is_some_and(|(_, ctx)| !ctx.sensitive));
+        // Keys that are not known, and near misses, take the plain way.
+        for key in ["", "tex", "texts", "Text", "token", "apiKey", "idx"] {
+            for r in &redactors {
+                assert_eq!(r.inner.key_ctx(key), r.inner.key_ctx_plain(key), "{key}");
+            }
+        }
     }
 
     proptest! {
