@@ -2,7 +2,7 @@
 //! redacted (shape rules, key context, embedded JSON, echoes), kept apart from the public
 //! entry points in `mod.rs` so each file reads as one thing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -119,16 +119,15 @@ pub(super) struct Inner {
     pub(super) keys: KeyRules,
     pub(super) allow: HashSet<String>,
     pub(super) hash: Option<String>,
-    /// [`Inner::key_ctx_plain`] of each of [`KNOWN_KEYS`] under these rules, filed by
-    /// [`known_slot`].
-    known: Vec<Option<(&'static str, KeyCtx)>>,
+    /// [`Inner::key_ctx_plain`] of each of [`KNOWN_KEYS`] under these rules.
+    known: HashMap<&'static str, KeyCtx, foldhash::fast::RandomState>,
 }
 
 /// Member names that nearly every MCP message carries. Judging a key asks the key rules and
 /// searches it for every built-in rule's literal: a few hundred instructions, for each member of
 /// each frame, twice when echoes are tracked (a fifth of a recorder's capture work on small
 /// frames). For these names the answer is worked out once per rule set, by the same function,
-/// when the rules are built, and found again by one probe and one comparison.
+/// when the rules are built, and found again by one hash lookup.
 const KNOWN_KEYS: [&str; 44] = [
     "_meta",
     "annotations",
@@ -186,25 +185,6 @@ pub(super) fn no_path() -> String {
     String::new()
 }
 
-/// Slots in the table of known keys.
-const KNOWN_SLOTS: usize = 256;
-
-/// Where a key is filed in the table of known keys: a mix of its length and three of its bytes,
-/// which tells every one of [`KNOWN_KEYS`] apart (a test checks). A key filed where another is
-/// only costs the lookup: it is compared before its context is used.
-fn known_slot(key: &[u8]) -> usize {
-    let (Some(&first), Some(&last)) = (key.first(), key.last()) else {
-        return 0;
-    };
-    let middle = key.get(key.len() / 2).copied().unwrap_or_default();
-    let mix = (key.len() as u32)
-        .wrapping_mul(0xE4BD)
-        .wrapping_add(u32::from(first).wrapping_mul(0xEBDE))
-        .wrapping_add(u32::from(middle).wrapping_mul(0x4D85))
-        .wrapping_add(u32::from(last).wrapping_mul(0x3EF0));
-    (mix ^ (mix >> 8)) as usize % KNOWN_SLOTS
-}
-
 impl Inner {
     pub(super) fn new(
         user: Vec<UserPattern>,
@@ -217,16 +197,12 @@ impl Inner {
             keys,
             allow,
             hash,
-            known: Vec::new(),
+            known: HashMap::default(),
         };
-        let mut known = vec![None; KNOWN_SLOTS];
-        for key in KNOWN_KEYS {
-            let slot = &mut known[known_slot(key.as_bytes())];
-            if slot.is_none() {
-                *slot = Some((key, inner.key_ctx_plain(key)));
-            }
-        }
-        inner.known = known;
+        inner.known = KNOWN_KEYS
+            .iter()
+            .map(|&key| (key, inner.key_ctx_plain(key)))
+            .collect();
         inner
     }
 
@@ -244,9 +220,9 @@ impl Inner {
     /// pass would take as a secret is taken by the first, or redacting twice would change
     /// something (docs/fuzzing.md, bug 12).
     pub(super) fn key_ctx(&self, key: &str) -> KeyCtx {
-        match self.known.get(known_slot(key.as_bytes())) {
-            Some(&Some((known, ctx))) if known == key => ctx,
-            _ => self.key_ctx_plain(key),
+        match self.known.get(key) {
+            Some(&ctx) => ctx,
+            None => self.key_ctx_plain(key),
         }
     }
 
@@ -806,18 +782,17 @@ mod tests {
             })
     }
 
-    /// Every known key has a slot of its own, and under every kind of rule set each gets the
-    /// context the plain way gives it: the built-ins, extra sensitive keys naming known ones,
-    /// patterns that rewrite them, and both.
+    /// Every known key is in the table, and under every kind of rule set each gets the context
+    /// the plain way gives it: the built-ins, extra sensitive keys naming known ones, patterns
+    /// that rewrite them, and both.
     #[test]
     fn known_keys_get_the_plain_context() {
-        let mut slots: Vec<usize> = KNOWN_KEYS
-            .iter()
-            .map(|k| known_slot(k.as_bytes()))
-            .collect();
-        slots.sort_unstable();
-        slots.dedup();
-        assert_eq!(slots.len(), KNOWN_KEYS.len(), "two known keys share a slot");
+        let builtin = super::super::Redactor::builtin();
+        assert_eq!(
+            builtin.inner.known.len(),
+            KNOWN_KEYS.len(),
+            "a known key is listed twice"
+        );
         let configs = [
             r#"{"keys":["text","name"]}"#,
             r#"{"patterns":[{"name":"word","regex":"(?i)method|id|me"}]}"#,
@@ -834,9 +809,20 @@ mod tests {
             }
         }
         // A config can make a known key sensitive: the table is per rule set, not fixed.
-        let text = known_slot(b"text");
-        assert!(redactors[1].inner.known[text].is_some_and(|(_, ctx)| ctx.sensitive));
-        assert!(redactors[0].inner.known[text].is_some_and(|(_, ctx)| !ctx.sensitive));
+        assert!(
+            redactors[1]
+                .inner
+                .known
+                .get("text")
+                .is_some_and(|ctx| ctx.sensitive)
+        );
+        assert!(
+            redactors[0]
+                .inner
+                .known
+                .get("text")
+                .is_some_and(|ctx| !ctx.sensitive)
+        );
         // Keys that are not known, and near misses, take the plain way.
         for key in ["", "tex", "texts", "Text", "token", "apiKey", "idx"] {
             for r in &redactors {
