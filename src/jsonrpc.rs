@@ -136,6 +136,70 @@ pub struct Frame {
     kind: FrameKind,
     method: Option<Method>,
     id: Option<Id>,
+    layout: Option<Layout>,
+}
+
+/// Where a frame's `id` value and its body (the value of its one `params` or `result` member)
+/// stand in its text, noted while its members were read, so that whoever looks for them next
+/// (replay keeps every recorded answer ready to re-address) need not walk the frame again.
+/// Frames read the slow way, and frames with both a `params` and a `result` member or either
+/// twice, have none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    id: Option<(u32, u32)>,
+    body: Option<(u32, u32)>,
+}
+
+impl Layout {
+    /// The top-level `id` value's span in the frame's text.
+    pub fn id(&self) -> Option<Range<usize>> {
+        self.id.map(|(a, b)| a as usize..b as usize)
+    }
+
+    /// The body's span in the frame's text.
+    pub fn body(&self) -> Option<Range<usize>> {
+        self.body.map(|(a, b)| a as usize..b as usize)
+    }
+}
+
+/// Notes a frame's [`Layout`] from its top-level members as they are read, in order.
+#[derive(Default)]
+struct LayoutNotes {
+    id: Option<(u32, u32)>,
+    body: Option<(u32, u32)>,
+    bodies: u8,
+    /// A span did not fit in a `u32`.
+    lost: bool,
+}
+
+impl LayoutNotes {
+    /// Member `key` with value `value`, both slices of `text` (the frame's own text).
+    fn note(&mut self, text: &str, key: &str, value: &str) {
+        let span = || {
+            let start = (value.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+            Some((
+                u32::try_from(start).ok()?,
+                u32::try_from(start + value.len()).ok()?,
+            ))
+        };
+        let slot = match key {
+            "id" => &mut self.id,
+            "params" | "result" => {
+                self.bodies = self.bodies.saturating_add(1);
+                &mut self.body
+            }
+            _ => return,
+        };
+        *slot = span();
+        self.lost |= slot.is_none();
+    }
+
+    fn layout(self) -> Option<Layout> {
+        (self.bodies <= 1 && !self.lost).then_some(Layout {
+            id: self.id,
+            body: self.body,
+        })
+    }
 }
 
 /// A frame's method: where its text stands in the frame's shared string when written without
@@ -202,7 +266,9 @@ impl Frame {
     fn scan(text: &str) -> Option<Option<Frame>> {
         let (mut jsonrpc, mut id, mut method) = (None, None, None);
         let (mut result, mut error) = (false, false);
+        let mut layout = LayoutNotes::default();
         crate::json::Scanner::new(text).members(|key, value| {
+            layout.note(text, key, value);
             let first = match key {
                 "jsonrpc" => jsonrpc.replace(value).is_none(),
                 "id" => id.replace(value).is_none(),
@@ -245,6 +311,7 @@ impl Frame {
             kind,
             method,
             id,
+            layout: layout.layout(),
         }))
     }
 
@@ -270,6 +337,7 @@ impl Frame {
             kind,
             method: env.method.map(|m| Method::Decoded(m.into())),
             id,
+            layout: None,
         })
     }
 
@@ -326,7 +394,9 @@ impl Frame {
         // Envelope members seen so far: a repeated one is refused by the validating path, so
         // it must not be read here either (docs/fuzzing.md, "Bugs found").
         let mut seen = [false; 5];
+        let mut layout = LayoutNotes::default();
         let shaped = walk(text, &mut |key, value| {
+            layout.note(text, key, value);
             let slot = match key {
                 "jsonrpc" => Some(0),
                 "id" => Some(1),
@@ -376,6 +446,7 @@ impl Frame {
             kind,
             method,
             id,
+            layout: layout.layout(),
         })
     }
 
@@ -408,6 +479,11 @@ impl Frame {
 
     pub fn id(&self) -> Option<&Id> {
         self.id.as_ref()
+    }
+
+    /// Where the `id` and the body stand in [`Frame::text`], when the frame's reader noted it.
+    pub fn layout(&self) -> Option<Layout> {
+        self.layout
     }
 
     /// True for requests and notifications.
@@ -449,6 +525,7 @@ impl Frame {
             // The text is new, so the method cannot point into it.
             method: self.method().map(|m| Method::Decoded(m.into())),
             id: Some(id.clone()),
+            layout: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::wire::{Spans, find_spans};
+use super::wire::{Spans, frame_spans};
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::ACKNOWLEDGED_METHOD;
 
@@ -48,7 +48,7 @@ impl Recorded {
         // A copy, not the frame's shared text: a frame read from a cassette shares its whole
         // line, envelope included, and the index keeps every answer for the life of the replay.
         let text: Arc<str> = Arc::from(frame.text());
-        let spans = find_spans(&text);
+        let spans = frame_spans(frame);
         Recorded {
             text,
             spans,

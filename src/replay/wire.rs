@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 
 use super::fingerprint::{PartSpans, scan_params_into};
 use crate::json::{Scanner, token};
-use crate::jsonrpc::Id;
+use crate::jsonrpc::{Frame, Id, Layout};
 use crate::protocol::SUBSCRIPTION_ID_KEY;
 
 /// A request from the client: it expects an answer.
@@ -431,47 +431,72 @@ static META_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 /// (it might spell one of the keys looked for) or the text is not shaped as the tokenizer
 /// expects, and the parser then decides. A property test holds the two equal.
 fn spans_in_place(text: &str) -> Option<Spans> {
-    let base = text.as_ptr() as usize;
+    let mut spans = Spans::default();
+    token::for_each_member(text, |key, value| note_member(&mut spans, text, key, value))?;
+    Some(spans)
+}
+
+/// [`find_spans`] for a frame whose reader noted where its `id` and body stand (see
+/// [`Layout`]): only those two members are looked at, and the body only when it may hold a
+/// `_meta`. The other members cannot change the spans (a key with escapes sends the reader the
+/// slow way, which notes no layout), so the answer is [`find_spans`]'s, as a property test holds.
+pub fn frame_spans(frame: &Frame) -> Spans {
+    let text = frame.text();
+    let in_layout = |layout: Layout| {
+        let mut spans = Spans::default();
+        if let Some(id) = layout.id() {
+            note_member(&mut spans, text, "id", text.get(id)?)?;
+        }
+        if let Some(body) = layout.body() {
+            note_member(&mut spans, text, "result", text.get(body)?)?;
+        }
+        Some(spans)
+    };
+    frame
+        .layout()
+        .and_then(in_layout)
+        .unwrap_or_else(|| find_spans(text))
+}
+
+/// What top-level member `key` (its value `value`, a slice of `text`) adds to a frame's spans;
+/// `None` when the tokenizer declines it and the parser must decide.
+fn note_member(spans: &mut Spans, text: &str, key: &str, value: &str) -> Option<()> {
+    if key.contains('\\') {
+        return None;
+    }
     let at = |value: &str| {
-        let start = value.as_ptr() as usize - base;
+        let start = value.as_ptr() as usize - text.as_ptr() as usize;
         start..start + value.len()
     };
-    let mut spans = Spans::default();
-    token::for_each_member(text, |key, value| {
-        if key.contains('\\') {
-            return None;
-        }
-        match key {
-            "id" => spans.id = compact(at(value)),
-            "params" | "result" if value.starts_with('{') => {
-                // Nearly every body has no `_meta` key: a vectorised search says so without
-                // walking the body's members (a key written with escapes has a backslash, and
-                // is walked, as is any body holding one).
-                if memchr::memchr(b'\\', value.as_bytes()).is_none()
-                    && META_KEY.find(value.as_bytes()).is_none()
-                {
-                    return Some(());
-                }
-                let Some(meta) = last_member(value, "_meta")?.filter(|m| m.starts_with('{')) else {
-                    return Some(());
+    match key {
+        "id" => spans.id = compact(at(value)),
+        "params" | "result" if value.starts_with('{') => {
+            // Nearly every body has no `_meta` key: a vectorised search says so without
+            // walking the body's members (a key written with escapes has a backslash, and
+            // is walked, as is any body holding one).
+            if memchr::memchr(b'\\', value.as_bytes()).is_none()
+                && META_KEY.find(value.as_bytes()).is_none()
+            {
+                return Some(());
+            }
+            let Some(meta) = last_member(value, "_meta")?.filter(|m| m.starts_with('{')) else {
+                return Some(());
+            };
+            let tag = last_member(meta, SUBSCRIPTION_ID_KEY)?;
+            spans.has_meta = true;
+            if let Some(tag) = tag {
+                let id = match tag.as_bytes().first() {
+                    Some(b'"' | b'-' | b'0'..=b'9') => Id::from_json(tag),
+                    _ => None,
                 };
-                let tag = last_member(meta, SUBSCRIPTION_ID_KEY)?;
-                spans.has_meta = true;
-                if let Some(tag) = tag {
-                    let id = match tag.as_bytes().first() {
-                        Some(b'"' | b'-' | b'0'..=b'9') => Id::from_json(tag),
-                        _ => None,
-                    };
-                    if let (Some((a, b)), Some(id)) = (compact(at(tag)), id) {
-                        spans.tag = Some(Box::new((a, b, id)));
-                    }
+                if let (Some((a, b)), Some(id)) = (compact(at(tag)), id) {
+                    spans.tag = Some(Box::new((a, b, id)));
                 }
             }
-            _ => {}
         }
-        Some(())
-    })?;
-    Some(spans)
+        _ => {}
+    }
+    Some(())
 }
 
 /// The value of the last member of `object` (valid JSON) named `key`; `None` when a key has
@@ -657,6 +682,54 @@ mod tests {
                 prop_assert_eq!(format!("{fast:?}"), format!("{:?}", spans_parsed(&text)));
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        /// However a frame was read (scanned, walked as valid JSON, or captured by the cassette
+        /// reader while it validated the line), the spans its layout gives are the ones found by
+        /// reading its text.
+        #[test]
+        fn spans_from_a_frames_layout_are_the_found_ones(text in frame_text(), pad in 0usize..2) {
+            let text = format!("{{\"jsonrpc\":\"2.0\",{}", text.strip_prefix('{').unwrap_or(&text))
+                .replace("\"2.0\",}", "\"2.0\"}");
+            prop_assume!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+            let expected = format!("{:?}", find_spans(&text));
+            let line = format!(
+                "{{\"type\":\"header\",\"cassetteVersion\":2}}\n{{\"type\":\"frame\",\"t\":0,\"dir\":\"s2c\",\"frame\":{}{text}}}\n",
+                " ".repeat(pad)
+            );
+            let mut read = crate::cassette::Reader::new(line.as_bytes(), std::path::Path::new("c.jsonl"))
+                .expect("header");
+            let captured = match read.next() {
+                Some(Ok(entry)) => match entry.kind {
+                    crate::cassette::EntryKind::Frame(frame) => Some(frame),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let frames = [Frame::parse(&text), Frame::from_valid_json(&text), captured];
+            for frame in frames.iter().flatten() {
+                prop_assert_eq!(frame.text(), text.as_str());
+                prop_assert_eq!(&format!("{:?}", frame_spans(frame)), &expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_read_in_one_pass_keeps_its_layout() {
+        let text = r#"{"jsonrpc":"2.0","id":7,"result":{"_meta":{"a":1}}}"#;
+        let layout = Frame::parse(text).and_then(|f| f.layout()).expect("layout");
+        assert_eq!(layout.id().map(|r| &text[r]), Some("7"));
+        assert_eq!(
+            layout.body().map(|r| &text[r]),
+            Some(r#"{"_meta":{"a":1}}"#)
+        );
+        // Two bodies: no layout, and the spans are found by reading the text.
+        let both = r#"{"jsonrpc":"2.0","id":7,"params":{},"result":{"_meta":{}}}"#;
+        let frame = Frame::parse(both).expect("frame");
+        assert_eq!(frame.layout(), None);
+        assert!(frame_spans(&frame).has_meta());
     }
 
     #[test]
