@@ -274,6 +274,9 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
+    // Inlined: most strings in a frame are short keys, and a call's register saves cost as
+    // much as reading one (measured: 6 % of replay's start-up instructions, docs/benchmarks.md).
+    #[inline(always)]
     fn string(&mut self, out: Option<&mut String>) -> Option<()> {
         let start = self.pos;
         // A canonical copy keeps only the escapes the writer itself produces.
