@@ -162,42 +162,43 @@ impl Layout {
     }
 }
 
-/// Notes a frame's [`Layout`] from its top-level members as they are read, in order.
+/// A frame's body as its members are read: the value of its last `params` or `result` member,
+/// and how many there were (a [`Layout`] is kept only for one).
 #[derive(Default)]
-struct LayoutNotes {
-    id: Option<(u32, u32)>,
-    body: Option<(u32, u32)>,
-    bodies: u8,
-    /// A span did not fit in a `u32`.
-    lost: bool,
+struct Body<'t> {
+    value: Option<&'t str>,
+    count: u8,
 }
 
-impl LayoutNotes {
-    /// Member `key` with value `value`, both slices of `text` (the frame's own text).
-    fn note(&mut self, text: &str, key: &str, value: &str) {
-        let span = || {
+impl<'t> Body<'t> {
+    fn note(&mut self, value: &'t str) {
+        self.value = Some(value);
+        self.count = self.count.saturating_add(1);
+    }
+}
+
+impl Layout {
+    /// The layout of the frame `text` whose `id` and body values (slices of `text`) are these.
+    fn of(text: &str, id: Option<&str>, body: &Body<'_>) -> Option<Layout> {
+        if body.count > 1 {
+            return None;
+        }
+        let span = |value: &str| {
             let start = (value.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
             Some((
                 u32::try_from(start).ok()?,
                 u32::try_from(start + value.len()).ok()?,
             ))
         };
-        let slot = match key {
-            "id" => &mut self.id,
-            "params" | "result" => {
-                self.bodies = self.bodies.saturating_add(1);
-                &mut self.body
-            }
-            _ => return,
-        };
-        *slot = span();
-        self.lost |= slot.is_none();
-    }
-
-    fn layout(self) -> Option<Layout> {
-        (self.bodies <= 1 && !self.lost).then_some(Layout {
-            id: self.id,
-            body: self.body,
+        Some(Layout {
+            id: match id {
+                Some(value) => Some(span(value)?),
+                None => None,
+            },
+            body: match body.value {
+                Some(value) => Some(span(value)?),
+                None => None,
+            },
         })
     }
 }
@@ -266,14 +267,20 @@ impl Frame {
     fn scan(text: &str) -> Option<Option<Frame>> {
         let (mut jsonrpc, mut id, mut method) = (None, None, None);
         let (mut result, mut error) = (false, false);
-        let mut layout = LayoutNotes::default();
+        let mut body = Body::default();
         crate::json::Scanner::new(text).members(|key, value| {
-            layout.note(text, key, value);
             let first = match key {
                 "jsonrpc" => jsonrpc.replace(value).is_none(),
                 "id" => id.replace(value).is_none(),
                 "method" => method.replace(value).is_none(),
-                "result" => !std::mem::replace(&mut result, true),
+                "params" => {
+                    body.note(value);
+                    true
+                }
+                "result" => {
+                    body.note(value);
+                    !std::mem::replace(&mut result, true)
+                }
                 "error" => !std::mem::replace(&mut error, true),
                 _ => true,
             };
@@ -297,6 +304,7 @@ impl Frame {
             // serde refuses a `method` that is not a string.
             Some(_) => return Some(None),
         };
+        let layout = Layout::of(text, id, &body);
         let id = match id {
             Some(raw) => match Id::from_json(raw) {
                 Some(id) => Some(id),
@@ -311,7 +319,7 @@ impl Frame {
             kind,
             method,
             id,
-            layout: layout.layout(),
+            layout,
         }))
     }
 
@@ -394,9 +402,8 @@ impl Frame {
         // Envelope members seen so far: a repeated one is refused by the validating path, so
         // it must not be read here either (docs/fuzzing.md, "Bugs found").
         let mut seen = [false; 5];
-        let mut layout = LayoutNotes::default();
+        let mut body = Body::default();
         let shaped = walk(text, &mut |key, value| {
-            layout.note(text, key, value);
             let slot = match key {
                 "jsonrpc" => Some(0),
                 "id" => Some(1),
@@ -414,7 +421,11 @@ impl Frame {
                 "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
                 "id" => id = Some(value),
                 "method" => method = Some(value),
-                "result" => result = true,
+                "params" => body.note(value),
+                "result" => {
+                    result = true;
+                    body.note(value);
+                }
                 "error" => error = true,
                 // An escaped key might spell one of the above: take the validating path.
                 k if k.contains('\\') => return None,
@@ -425,6 +436,7 @@ impl Frame {
         if shaped.is_none() || !jsonrpc_ok {
             return Frame::parse(text);
         }
+        let layout = Layout::of(text, id, &body);
         let id = match id {
             Some(raw) => Some(Id::from_json(raw)?),
             None => None,
@@ -446,7 +458,7 @@ impl Frame {
             kind,
             method,
             id,
-            layout: layout.layout(),
+            layout,
         })
     }
 
