@@ -148,6 +148,8 @@ pub struct Frame {
 pub struct Layout {
     id: Option<(u32, u32)>,
     body: Option<(u32, u32)>,
+    /// Whether the body is a `params` member (else a `result`).
+    params: bool,
 }
 
 impl Layout {
@@ -160,6 +162,11 @@ impl Layout {
     pub fn body(&self) -> Option<Range<usize>> {
         self.body.map(|(a, b)| a as usize..b as usize)
     }
+
+    /// The span of the `params` value in the frame's text, when the body is one.
+    pub fn params(&self) -> Option<Range<usize>> {
+        self.body().filter(|_| self.params)
+    }
 }
 
 /// A frame's body as its members are read: the value of its last `params` or `result` member,
@@ -167,12 +174,14 @@ impl Layout {
 #[derive(Default)]
 struct Body<'t> {
     value: Option<&'t str>,
+    params: bool,
     count: u8,
 }
 
 impl<'t> Body<'t> {
-    fn note(&mut self, value: &'t str) {
+    fn note(&mut self, value: &'t str, params: bool) {
         self.value = Some(value);
+        self.params = params;
         self.count = self.count.saturating_add(1);
     }
 }
@@ -199,6 +208,7 @@ impl Layout {
                 Some(value) => Some(span(value)?),
                 None => None,
             },
+            params: body.params,
         })
     }
 }
@@ -274,11 +284,11 @@ impl Frame {
                 "id" => id.replace(value).is_none(),
                 "method" => method.replace(value).is_none(),
                 "params" => {
-                    body.note(value);
+                    body.note(value, true);
                     true
                 }
                 "result" => {
-                    body.note(value);
+                    body.note(value, false);
                     !std::mem::replace(&mut result, true)
                 }
                 "error" => !std::mem::replace(&mut error, true),
@@ -421,10 +431,10 @@ impl Frame {
                 "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
                 "id" => id = Some(value),
                 "method" => method = Some(value),
-                "params" => body.note(value),
+                "params" => body.note(value, true),
                 "result" => {
                     result = true;
-                    body.note(value);
+                    body.note(value, false);
                 }
                 "error" => error = true,
                 // An escaped key might spell one of the above: take the validating path.
@@ -486,6 +496,17 @@ impl Frame {
         match self.method.as_ref()? {
             Method::At(span) => self.source.get(span.clone()),
             Method::Decoded(text) => Some(text),
+        }
+    }
+
+    /// Where the method's name (inside its quotes) stands in [`Frame::text`], when it is written
+    /// there without escapes.
+    pub fn method_span(&self) -> Option<Range<usize>> {
+        match self.method.as_ref()? {
+            Method::At(span) => Some(
+                span.start.checked_sub(self.span.start)?..span.end.checked_sub(self.span.start)?,
+            ),
+            Method::Decoded(_) => None,
         }
     }
 

@@ -78,6 +78,15 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A scanner over `text` that starts reading at byte `pos` (positions still count from the
+    /// start of `text`).
+    pub fn starting_at(text: &'a str, pos: usize) -> Scanner<'a> {
+        Scanner {
+            pos,
+            ..Scanner::new(text)
+        }
+    }
+
     pub fn pos(&self) -> usize {
         self.pos
     }

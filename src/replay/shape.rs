@@ -17,9 +17,10 @@
 use std::sync::Arc;
 
 use super::LookupMap;
-use super::fingerprint::PartSpans;
+use super::fingerprint::{PartSpans, scan_params_into};
 use super::wire::quick_request;
 use crate::json::Scanner;
+use crate::jsonrpc::Frame;
 
 /// Recorded requests longer than this are not shaped (their shape would be mostly literal).
 const MAX_FRAME: usize = 16 * 1024;
@@ -83,6 +84,9 @@ pub struct Shapes {
 /// Where a hole sits in a recorded request's text.
 type Cut = (std::ops::Range<usize>, Hole);
 
+/// A scanned request: where its id stands, and where its fingerprint's parts were read.
+type ScannedRequest = (std::ops::Range<usize>, PartSpans);
+
 /// Holes one shape may have: the id and the parts of a `tools/call` fingerprint (method, name,
 /// arguments — the method stays literal).
 const MAX_CUTS: usize = 3;
@@ -105,18 +109,51 @@ impl Shapes {
     /// the fingerprint the fast path computes for `frame` (the one the parser computes, where the
     /// scanner gives one: see the property tests) and its shape. `None` when the scanner leaves
     /// the request to the parser. Reads the request once instead of twice.
-    pub fn fingerprint_and_learn(&mut self, frame: &str) -> Option<(Arc<str>, Option<u32>)> {
-        let scanned = self.scan(frame)?;
+    pub fn fingerprint_and_learn(&mut self, frame: &Frame) -> Option<(Arc<str>, Option<u32>)> {
+        let text = frame.text();
+        let scanned = match self.scan_laid_out(frame) {
+            Some(decided) => decided?,
+            None => self.scan(text)?,
+        };
         // The scan's buffer stays here for the next request; the fingerprint is copied out
         // at its exact size, as the index keeps it.
         let fp: Arc<str> = Arc::from(self.scanned.as_str());
-        let shape = self.learn_scanned(frame, scanned);
+        let shape = self.learn_scanned(text, scanned);
         Some((fp, shape))
+    }
+
+    /// [`Shapes::scan`] for a frame whose reader noted where its id and params stand (see
+    /// [`Frame::layout`]): the reader validated the whole frame and refused repeated envelope
+    /// members then, so only the params are read here, from where they stand. `Some(answer)` is
+    /// what [`Shapes::scan`] would answer (a property test holds the two equal); `None` when the
+    /// layout does not settle it (no layout, no params, the method written with escapes or after
+    /// the params, which the one-pass scan declines), and the text is then scanned whole.
+    fn scan_laid_out(&mut self, frame: &Frame) -> Option<Option<ScannedRequest>> {
+        let text = frame.text();
+        let layout = frame.layout()?;
+        let (id, params) = (layout.id()?, layout.params()?);
+        let method = frame.method_span()?;
+        if method.end > params.start {
+            return None;
+        }
+        if text.len() > MAX_FRAME
+            || !matches!(
+                text.as_bytes().get(id.start),
+                Some(b'"' | b'-' | b'0'..=b'9')
+            )
+        {
+            return Some(None);
+        }
+        self.scanned.clear();
+        let mut parts = PartSpans::default();
+        let mut scan = Scanner::starting_at(text.get(..params.end)?, params.start);
+        let read = scan_params_into(text.get(method)?, &mut scan, &mut self.scanned, &mut parts);
+        Some((read.is_some() && scan.at_end()).then_some((id, parts)))
     }
 
     /// Scans a recorded request into `scanned`, returning where its id stands and where the
     /// fingerprint's parts were read; `None` when the scanner does not compute its fingerprint.
-    fn scan(&mut self, frame: &str) -> Option<(std::ops::Range<usize>, PartSpans)> {
+    fn scan(&mut self, frame: &str) -> Option<ScannedRequest> {
         if frame.len() > MAX_FRAME {
             return None;
         }
@@ -131,11 +168,7 @@ impl Shapes {
 
     /// Learns the shape of `frame`, whose id stands at `id` and whose fingerprint parts the
     /// scanner read where `parts` says (each the same bytes as in the fingerprint).
-    fn learn_scanned(
-        &mut self,
-        frame: &str,
-        (id, parts): (std::ops::Range<usize>, PartSpans),
-    ) -> Option<u32> {
+    fn learn_scanned(&mut self, frame: &str, (id, parts): ScannedRequest) -> Option<u32> {
         let mut cuts: [Cut; MAX_CUTS] = std::array::from_fn(|_| (0..0, Hole::Id));
         cuts[0] = (id, Hole::Id);
         let mut n = 1;
@@ -402,6 +435,105 @@ mod tests {
             None,
             "literal params are compared too"
         );
+    }
+
+    /// Request texts of every shape the one-pass scan meets: members in any order (repeated
+    /// too), ids of every kind, methods and keys with and without escapes, params canonical or
+    /// not, white space or none.
+    fn request_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let id = prop_oneof![
+            Just("7"),
+            Just("-3"),
+            Just("1.5"),
+            Just("\"a\\\"b\""),
+            Just("null"),
+            Just("true")
+        ];
+        let method = prop_oneof![
+            Just("\"tools/call\""),
+            Just("\"t\\u006fols/call\""),
+            Just("\"x/y\"")
+        ];
+        let params = prop_oneof![
+            Just(r#"{"name":"echo","arguments":{"message":"bench-0"}}"#),
+            Just(r#"{ "name" : "echo" , "arguments" : { "a" : [1, 2] } }"#),
+            Just(r#"{"arguments":{},"name":"e"}"#),
+            Just(r#"{"name":"e","arguments":{"b":1,"a":2}}"#),
+            Just(r#"{"name":"e\"q","arguments":{"x":1.5}}"#),
+            Just(r#"{"name":"a","arguments":{},"requestState":"s"}"#),
+            Just(r#"{"name":"ab","arguments":{"k":"v"},"_meta":{"progressToken":1}}"#),
+            Just(r#"{"cursor":"c","a":null}"#),
+            Just("[1]"),
+            Just("null"),
+        ];
+        let member = prop_oneof![
+            Just(("jsonrpc", "\"2.0\"")),
+            id.prop_map(|v| ("id", v)),
+            method.prop_map(|v| ("method", v)),
+            params.prop_map(|v| ("params", v)),
+            Just(("z", "[{\"id\":1}]")),
+            Just(("p\\u0061rams", "{}")),
+        ];
+        let ws = prop_oneof![Just(""), Just(" ")];
+        (proptest::collection::vec(member, 0..6), ws).prop_map(|(members, ws)| {
+            let body: Vec<String> = std::iter::once(("jsonrpc", "\"2.0\""))
+                .chain(members)
+                .map(|(k, v)| format!("{ws}\"{k}\"{ws}:{ws}{v}"))
+                .collect();
+            format!("{{{}{ws}}}", body.join(","))
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// Reading only the params where the frame's reader saw them gives the fingerprint and
+        /// the shape that scanning the whole text gives, for frames scanned and frames the
+        /// cassette reader captured while validating their line.
+        #[test]
+        fn a_laid_out_request_fingerprints_as_its_whole_text(text in request_text()) {
+            let line = format!(
+                "{{\"type\":\"header\",\"cassetteVersion\":2}}\n{{\"type\":\"frame\",\"t\":0,\"dir\":\"c2s\",\"frame\":{text}}}\n"
+            );
+            let captured = crate::cassette::Reader::new(line.as_bytes(), std::path::Path::new("c.jsonl"))
+                .ok()
+                .and_then(|mut read| match read.next()?.ok()?.kind {
+                    crate::cassette::EntryKind::Frame(frame) => Some(frame),
+                    _ => None,
+                });
+            for frame in [Frame::parse(&text), captured].iter().flatten() {
+                let mut whole = Shapes::default();
+                let scanned = whole.scan(frame.text());
+                let expected = scanned.map(|scanned| {
+                    let fp = whole.scanned.clone();
+                    let shape = whole.learn_scanned(frame.text(), scanned);
+                    (fp, shape.and_then(|s| whole.get(s)).cloned())
+                });
+                let mut laid_out = Shapes::default();
+                let got = laid_out
+                    .fingerprint_and_learn(frame)
+                    .map(|(fp, shape)| (fp.to_string(), shape.and_then(|s| laid_out.get(s)).cloned()));
+                proptest::prop_assert_eq!(got, expected, "{}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn a_request_read_by_its_layout_skips_the_envelope() {
+        let text = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"m":"x"}}}"#;
+        let frame = Frame::parse(text).expect("frame");
+        let mut shapes = Shapes::default();
+        let scanned = shapes
+            .scan_laid_out(&frame)
+            .expect("decided")
+            .expect("fingerprinted");
+        assert_eq!(&text[scanned.0], "3");
+        assert_eq!(shapes.scanned, "tools/call\u{0}echo\u{0}{\"m\":\"x\"}");
+        // The method after the params: left to the whole scan, which declines it.
+        let late = r#"{"jsonrpc":"2.0","id":3,"params":{"name":"echo","arguments":{}},"method":"tools/call"}"#;
+        let frame = Frame::parse(late).expect("frame");
+        assert!(shapes.scan_laid_out(&frame).is_none());
+        assert!(shapes.fingerprint_and_learn(&frame).is_none());
     }
 
     #[test]

@@ -321,7 +321,7 @@ impl<'v> Reducer<'v> {
         // A `tools/call` the scanner reads is fingerprinted by it, with its shape, in one pass:
         // the scanner declines MRTR retries, so such a call is no retry and no task poll.
         let scanned = (method == TOOLS_CALL && !volatile.applies_to(method))
-            .then(|| self.shapes.fingerprint_and_learn(frame.text()))
+            .then(|| self.shapes.fingerprint_and_learn(frame))
             .flatten();
         let (fp, retry, task_id, shape) = match scanned {
             Some((fp, shape)) => (fp, false, None, shape),
@@ -698,7 +698,7 @@ mod tests {
         let frame = Frame::parse(text).expect("a frame");
         let mut shapes = Shapes::default();
         let fast = shapes
-            .fingerprint_and_learn(frame.text())
+            .fingerprint_and_learn(&frame)
             .map(|(fp, _)| fp.to_string());
         let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
         (fast, slow, retry)
