@@ -172,34 +172,57 @@ impl<'a> Scanner<'a> {
         self.members_noting(Some((nested, captured)), each)
     }
 
+    /// As [`Scanner::members_capturing`] for a scanner standing at a member's key inside an
+    /// object whose opening and earlier members its caller has read (and vouches for): the
+    /// members from there to the end of the object, then the end of the text.
+    pub fn rest_capturing(
+        self,
+        nested: &str,
+        captured: &mut Captured,
+        each: impl FnMut(&'a str, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        *captured = Captured::default();
+        self.rest_noting(Some((nested, captured)), each)
+    }
+
     fn members_noting(
         mut self,
-        mut nested: Option<(&str, &mut Captured)>,
-        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+        nested: Option<(&str, &mut Captured)>,
+        each: impl FnMut(&'a str, &'a str) -> Option<()>,
     ) -> Option<()> {
         if !self.eat(b'{') {
             return None;
         }
-        if !self.eat(b'}') {
-            loop {
-                let key = self.plain_str()?;
-                if !self.eat(b':') {
-                    return None;
-                }
-                let first = self.peek()?;
-                let start = self.pos;
-                match nested.take_if(|(name, _)| *name == key) {
-                    // The first member so named only: `nested` is spent either way.
-                    Some((_, captured)) if first == b'{' => self.object_captured(captured)?,
-                    _ => self.value(None, 1)?,
-                }
-                each(key, self.src.get(start..self.pos)?)?;
-                if self.eat(b'}') {
-                    break;
-                }
-                if !self.eat(b',') {
-                    return None;
-                }
+        if self.eat(b'}') {
+            return self.at_end().then_some(());
+        }
+        self.rest_noting(nested, each)
+    }
+
+    /// The members of an object from the key the scanner stands at, then the end of the text.
+    fn rest_noting(
+        mut self,
+        mut nested: Option<(&str, &mut Captured)>,
+        mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        loop {
+            let key = self.plain_str()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            let first = self.peek()?;
+            let start = self.pos;
+            match nested.take_if(|(name, _)| *name == key) {
+                // The first member so named only: `nested` is spent either way.
+                Some((_, captured)) if first == b'{' => self.object_captured(captured)?,
+                _ => self.value(None, 1)?,
+            }
+            each(key, self.src.get(start..self.pos)?)?;
+            if self.eat(b'}') {
+                break;
+            }
+            if !self.eat(b',') {
+                return None;
             }
         }
         self.at_end().then_some(())
