@@ -385,7 +385,8 @@ impl Frame {
             let start = text.as_ptr() as usize - source.as_ptr() as usize;
             match captured.members_at(source, start..start + text.len()) {
                 Some(members) => {
-                    for (key, value) in members {
+                    for member in members {
+                        let (key, value) = member?;
                         each(key, value)?;
                     }
                     Some(())
@@ -414,34 +415,39 @@ impl Frame {
         let mut seen = [false; 5];
         let mut body = Body::default();
         let shaped = walk(text, &mut |key, value| {
+            // One match on the key: each envelope member is noted under its slot, whose second
+            // sight ends the walk (what was noted then no longer matters).
             let slot = match key {
-                "jsonrpc" => Some(0),
-                "id" => Some(1),
-                "method" => Some(2),
-                "result" => Some(3),
-                "error" => Some(4),
-                _ => None,
-            };
-            if let Some(slot) = slot {
-                if std::mem::replace(&mut seen[slot], true) {
-                    return None;
+                "jsonrpc" => {
+                    jsonrpc_ok = value == "\"2.0\"";
+                    0
                 }
-            }
-            match key {
-                "jsonrpc" => jsonrpc_ok = value == "\"2.0\"",
-                "id" => id = Some(value),
-                "method" => method = Some(value),
-                "params" => body.note(value, true),
+                "id" => {
+                    id = Some(value);
+                    1
+                }
+                "method" => {
+                    method = Some(value);
+                    2
+                }
                 "result" => {
                     result = true;
                     body.note(value, false);
+                    3
                 }
-                "error" => error = true,
+                "error" => {
+                    error = true;
+                    4
+                }
+                "params" => {
+                    body.note(value, true);
+                    return Some(());
+                }
                 // An escaped key might spell one of the above: take the validating path.
                 k if k.contains('\\') => return None,
-                _ => {}
-            }
-            Some(())
+                _ => return Some(()),
+            };
+            (!std::mem::replace(&mut seen[slot], true)).then_some(())
         });
         if shaped.is_none() || !jsonrpc_ok {
             return Frame::parse(text);

@@ -38,27 +38,21 @@ impl Captured {
 
     /// The members (key as written, value) of the object captured at `span` of `text` (the
     /// text that was scanned), in order, as [`crate::json::token::for_each_member`] gives them
-    /// over the object's text; `None` when no object was captured there.
+    /// over the object's text; `None` when no object was captured there. Each member is `None`
+    /// if its spans do not lie in `text` (never, for the text that was scanned): a walk that
+    /// meets one stops, and its caller decides the slow way.
     pub fn members_at<'t>(
         &self,
         text: &'t str,
         span: std::ops::Range<usize>,
-    ) -> Option<impl Iterator<Item = (&'t str, &'t str)> + use<'t, '_>> {
+    ) -> Option<impl Iterator<Item = Option<(&'t str, &'t str)>> + use<'t, '_>> {
         let (a, b) = self.object?;
         if (a as usize, b as usize) != (span.start, span.end) {
             return None;
         }
-        let members = self.members.get(..self.len)?;
         let get = |(a, b): (u32, u32)| text.get(a as usize..b as usize);
-        // Every span lies in the text it was found in; checked once so the walk cannot fail.
-        members
-            .iter()
-            .all(|&(k, v)| get(k).is_some() && get(v).is_some())
-            .then(|| {
-                members
-                    .iter()
-                    .map(move |&(k, v)| (get(k).unwrap_or_default(), get(v).unwrap_or_default()))
-            })
+        let members = self.members.get(..self.len)?;
+        Some(members.iter().map(move |&(k, v)| Some((get(k)?, get(v)?))))
     }
 }
 
@@ -603,7 +597,7 @@ mod tests {
         let owned = |(k, v): (&str, &str)| (k.to_owned(), v.to_owned());
         let got = captured
             .members_at(line, start..start + frame.len())
-            .map(|m| m.map(owned).collect());
+            .and_then(|m| m.map(|member| member.map(owned)).collect());
         let mut walked = Vec::new();
         let walk = crate::json::token::for_each_member(frame, |k, v| {
             walked.push(owned((k, v)));
