@@ -15,8 +15,9 @@
 //!
 //! Streaming: [`CassetteLinter`] takes one entry at a time and keeps only the ids of output
 //! requests still waiting for an answer plus the findings, so memory does not grow with the
-//! file. An answer's `result` is walked straight off its JSON text by a serde visitor that
-//! borrows every string it can, never building a `serde_json::Value`.
+//! file. An answer's `result` is walked straight off its JSON text (validated when the line was
+//! read) by the crate's JSON tokens, decoding only strings with escapes, never building a
+//! `serde_json::Value`.
 //!
 //! Pairing (docs/lint.md): each client request registers its id (typed: `1` and `"1"` differ) with
 //! its method; each server response — a frame of its own or inside a `chunks` entry — takes
@@ -25,17 +26,17 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::io::Read;
 use std::ops::ControlFlow;
 
 use serde::Serialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::Level;
 use crate::cassette::consistency::{Observed, contradictions};
 use crate::cassette::volatile::Declaration;
 use crate::cassette::{CassetteError, Dir, Entry, EntryKind, Header, Reader, for_each_entry};
+use crate::json::token;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 
 /// The methods whose answers carry text written for the model to read.
@@ -219,15 +220,7 @@ impl CassetteLinter {
         }
         let mut path = String::from("/result");
         let mut hits = Vec::new();
-        let mut de = serde_json::Deserializer::from_str(frame.text());
-        // One pass over the frame: everything but `result` is skipped unread. The text parsed
-        // once already, so a failure here can only be a depth serde_json refuses; whatever was
-        // read before it is still reported.
-        let _ = de.deserialize_map(ResultOf(Walker {
-            path: &mut path,
-            depth: 0,
-            hits: &mut hits,
-        }));
+        walk_result(frame.text(), &mut path, &mut hits);
         let method = OUTPUT_METHODS[at];
         for (path, hit) in hits {
             self.output.push(OutputFinding {
@@ -343,149 +336,116 @@ pub fn lint_cassette<R: Read + Send>(
     Ok(linter.finish(&header))
 }
 
-/// Walks a `result` straight off its text, linting each string it may read.
-struct Walker<'a> {
-    path: &'a mut String,
+/// Lints the strings of a response frame's `result` (its first member so named), straight off the
+/// frame's text, which the cassette reader validated: a string is found by a vectorised search
+/// for its closing quote and decoded only when it has escapes, and whatever is not walked (the
+/// rest of the frame, base64 under [`UNSCANNED_KEYS`], anything deeper than
+/// [`MAX_OUTPUT_DEPTH`]) is stepped over by its end alone. A test holds the hits equal to those of
+/// a `serde_json` walk of the same text.
+fn walk_result(text: &str, path: &mut String, hits: &mut Vec<(String, super::TextHit)>) {
+    let b = text.as_bytes();
+    let mut walked = false;
+    let _ = members(text, token::skip_ws(b, 0), |key, at| {
+        if key == "result" && !std::mem::replace(&mut walked, true) {
+            walk_value(text, at, 0, path, hits)
+        } else {
+            token::value_end_trusted(b, at)
+        }
+    });
+}
+
+/// Walks the members of the object at `at` in `text` (valid JSON): `each(key, value start)`
+/// answers where the value ends. Keys are decoded. Answers the index past the object.
+fn members(
+    text: &str,
+    at: usize,
+    mut each: impl FnMut(&str, usize) -> Option<usize>,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = token::skip_ws(b, at + 1);
+    if *b.get(i)? == b'}' {
+        return Some(i + 1);
+    }
+    loop {
+        let (end, escaped) = token::string_end_trusted(b, i)?;
+        let raw = text.get(i + 1..end - 1)?;
+        let key = if escaped {
+            Cow::Owned(token::decode(raw))
+        } else {
+            Cow::Borrowed(raw)
+        };
+        i = token::skip_ws(b, end);
+        let value = token::skip_ws(b, i + 1);
+        i = token::skip_ws(b, each(&key, value)?);
+        match *b.get(i)? {
+            b',' => i = token::skip_ws(b, i + 1),
+            _ => return Some(i + 1),
+        }
+    }
+}
+
+/// Walks the value at `at`, `depth` levels below `result`, linting its strings; answers the index
+/// past it.
+fn walk_value(
+    text: &str,
+    at: usize,
     depth: usize,
-    hits: &'a mut Vec<(String, super::TextHit)>,
-}
-
-impl Walker<'_> {
-    fn text(&mut self, s: &str) {
-        for hit in super::lint_output_text(s) {
-            self.hits.push((self.path.clone(), hit));
-        }
+    path: &mut String,
+    hits: &mut Vec<(String, super::TextHit)>,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    if depth > MAX_OUTPUT_DEPTH {
+        return token::value_end_trusted(b, at);
     }
-}
-
-impl<'de> DeserializeSeed<'de> for Walker<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        if self.depth > MAX_OUTPUT_DEPTH {
-            return <IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| ());
-        }
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Walker<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_str<E>(mut self, s: &str) -> Result<(), E> {
-        self.text(s);
-        Ok(())
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0usize;
-        loop {
-            let base = self.path.len();
-            // Writing to a String cannot fail.
-            let _ = write!(self.path, "/{i}");
-            let more = seq.next_element_seed(Walker {
-                path: &mut *self.path,
-                depth: self.depth + 1,
-                hits: &mut *self.hits,
-            })?;
-            self.path.truncate(base);
-            if more.is_none() {
-                return Ok(());
+    match *b.get(at)? {
+        b'"' => {
+            let (end, escaped) = token::string_end_trusted(b, at)?;
+            let raw = text.get(at + 1..end - 1)?;
+            let decoded;
+            let s = if escaped {
+                decoded = token::decode(raw);
+                decoded.as_str()
+            } else {
+                raw
+            };
+            for hit in super::lint_output_text(s) {
+                hits.push((path.clone(), hit));
             }
-            i += 1;
+            Some(end)
         }
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            if UNSCANNED_KEYS.contains(&key.as_ref()) {
-                map.next_value::<IgnoredAny>()?;
-                continue;
+        b'{' => members(text, at, |key, value| {
+            if UNSCANNED_KEYS.contains(&key) {
+                return token::value_end_trusted(b, value);
             }
-            let base = self.path.len();
+            let base = path.len();
             // Keys go into the path as they are, unescaped, as the reference writes them.
-            self.path.push('/');
-            self.path.push_str(&key);
-            map.next_value_seed(Walker {
-                path: &mut *self.path,
-                depth: self.depth + 1,
-                hits: &mut *self.hits,
-            })?;
-            self.path.truncate(base);
-        }
-        Ok(())
-    }
-}
-
-/// A response frame, of which only `result` is walked.
-struct ResultOf<'a>(Walker<'a>);
-
-impl<'de> Visitor<'de> for ResultOf<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON-RPC response object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut walker = Some(self.0);
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            match (key.as_ref(), walker.take()) {
-                ("result", Some(w)) => map.next_value_seed(w)?,
-                (_, w) => {
-                    walker = w;
-                    map.next_value::<IgnoredAny>()?;
+            path.push('/');
+            path.push_str(key);
+            let end = walk_value(text, value, depth + 1, path, hits);
+            path.truncate(base);
+            end
+        }),
+        b'[' => {
+            let mut i = token::skip_ws(b, at + 1);
+            if *b.get(i)? == b']' {
+                return Some(i + 1);
+            }
+            let mut n = 0usize;
+            loop {
+                let base = path.len();
+                // Writing to a String cannot fail.
+                let _ = write!(path, "/{n}");
+                let end = walk_value(text, i, depth + 1, path, hits);
+                path.truncate(base);
+                i = token::skip_ws(b, end?);
+                match *b.get(i)? {
+                    b',' => i = token::skip_ws(b, i + 1),
+                    _ => return Some(i + 1),
                 }
+                n += 1;
             }
         }
-        Ok(())
-    }
-}
-
-/// An object key, borrowed from the input when it has no escapes.
-struct KeySeed;
-
-impl<'de> DeserializeSeed<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeySeed {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(s))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(s.to_owned()))
+        _ => token::value_end_trusted(b, at),
     }
 }
 
