@@ -167,26 +167,7 @@ impl Layout {
     pub fn params(&self) -> Option<Range<usize>> {
         self.body().filter(|_| self.params)
     }
-}
 
-/// A frame's body as its members are read: the value of its last `params` or `result` member,
-/// and how many there were (a [`Layout`] is kept only for one).
-#[derive(Default)]
-struct Body<'t> {
-    value: Option<&'t str>,
-    params: bool,
-    count: u8,
-}
-
-impl<'t> Body<'t> {
-    fn note(&mut self, value: &'t str, params: bool) {
-        self.value = Some(value);
-        self.params = params;
-        self.count = self.count.saturating_add(1);
-    }
-}
-
-impl Layout {
     /// The layout of the frame `text` whose `id` and body values (slices of `text`) are these.
     fn of(text: &str, id: Option<&str>, body: &Body<'_>) -> Option<Layout> {
         if body.count > 1 {
@@ -210,6 +191,23 @@ impl Layout {
             },
             params: body.params,
         })
+    }
+}
+
+/// A frame's body as its members are read: the value of its last `params` or `result` member,
+/// and how many there were (a [`Layout`] is kept only for one).
+#[derive(Default)]
+struct Body<'t> {
+    value: Option<&'t str>,
+    params: bool,
+    count: u8,
+}
+
+impl<'t> Body<'t> {
+    fn note(&mut self, value: &'t str, params: bool) {
+        self.value = Some(value);
+        self.params = params;
+        self.count = self.count.saturating_add(1);
     }
 }
 
