@@ -225,13 +225,31 @@ pub(crate) fn for_each_member<'a>(
     mut each: impl FnMut(&'a str, &'a str) -> Option<()>,
 ) -> Option<()> {
     let b = text.as_bytes();
-    let mut i = skip_ws(b, 0);
-    if *b.get(i)? != b'{' {
+    let at = skip_ws(b, 0);
+    members_from(text, at, |key, start| {
+        let stop = value_end_trusted(b, start)?;
+        each(key, text.get(start..stop)?)?;
+        Some(stop)
+    })?;
+    Some(())
+}
+
+/// The members of the object at `at` in `text` (valid JSON), for a caller that reads each value
+/// itself: `each(key as written, where the value starts)` answers where the value ends, so a
+/// value the caller walks is not also stepped over. Answers the index past the object; `None`
+/// as [`for_each_member`] does.
+pub(crate) fn members_from<'a>(
+    text: &'a str,
+    at: usize,
+    mut each: impl FnMut(&'a str, usize) -> Option<usize>,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    if *b.get(at)? != b'{' {
         return None;
     }
-    i = skip_ws(b, i + 1);
+    let mut i = skip_ws(b, at + 1);
     if *b.get(i)? == b'}' {
-        return Some(());
+        return Some(i + 1);
     }
     loop {
         if *b.get(i)? != b'"' {
@@ -243,13 +261,11 @@ pub(crate) fn for_each_member<'a>(
         if *b.get(i)? != b':' {
             return None;
         }
-        let start = skip_ws(b, i + 1);
-        let stop = value_end_trusted(b, start)?;
-        each(key, text.get(start..stop)?)?;
+        let stop = each(key, skip_ws(b, i + 1))?;
         i = skip_ws(b, stop);
         match *b.get(i)? {
             b',' => i = skip_ws(b, i + 1),
-            b'}' => return Some(()),
+            b'}' => return Some(i + 1),
             _ => return None,
         }
     }

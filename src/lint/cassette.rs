@@ -24,7 +24,6 @@
 //! the most recent request waiting under that id and clears it, since ids are reused across
 //! the connections of one recording.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Read;
@@ -354,34 +353,20 @@ fn walk_result(text: &str, path: &mut String, hits: &mut Vec<(String, super::Tex
     });
 }
 
-/// Walks the members of the object at `at` in `text` (valid JSON): `each(key, value start)`
-/// answers where the value ends. Keys are decoded. Answers the index past the object.
+/// The members of the object at `at` in `text` (valid JSON), keys decoded:
+/// [`token::members_from`] with the escapes of each key resolved.
 fn members(
     text: &str,
     at: usize,
     mut each: impl FnMut(&str, usize) -> Option<usize>,
 ) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut i = token::skip_ws(b, at + 1);
-    if *b.get(i)? == b'}' {
-        return Some(i + 1);
-    }
-    loop {
-        let (end, escaped) = token::string_end_trusted(b, i)?;
-        let raw = text.get(i + 1..end - 1)?;
-        let key = if escaped {
-            Cow::Owned(token::decode(raw))
+    token::members_from(text, at, |raw, value| {
+        if raw.contains('\\') {
+            each(&token::decode(raw), value)
         } else {
-            Cow::Borrowed(raw)
-        };
-        i = token::skip_ws(b, end);
-        let value = token::skip_ws(b, i + 1);
-        i = token::skip_ws(b, each(&key, value)?);
-        match *b.get(i)? {
-            b',' => i = token::skip_ws(b, i + 1),
-            _ => return Some(i + 1),
+            each(raw, value)
         }
-    }
+    })
 }
 
 /// Walks the value at `at`, `depth` levels below `result`, linting its strings; answers the index

@@ -448,6 +448,7 @@ pub fn frame_spans(frame: &Frame) -> Spans {
             note_member(&mut spans, text, "id", text.get(id)?)?;
         }
         if let Some(body) = layout.body() {
+            // `params` and `result` are read alike (see `note_member`).
             note_member(&mut spans, text, "result", text.get(body)?)?;
         }
         Some(spans)
