@@ -26,6 +26,8 @@ pub use header::{Header, Redaction, Transport};
 pub use object::RawObject;
 pub use parallel::map_entries;
 pub use read_ahead::for_each_entry;
+#[cfg(test)]
+pub(crate) use reader::frame_as_read;
 pub use reader::{Existing, Reader, looks_like_cassette};
 pub use writer::Writer;
 

@@ -492,15 +492,7 @@ mod tests {
         /// cassette reader captured while validating their line.
         #[test]
         fn a_laid_out_request_fingerprints_as_its_whole_text(text in request_text()) {
-            let line = format!(
-                "{{\"type\":\"header\",\"cassetteVersion\":2}}\n{{\"type\":\"frame\",\"t\":0,\"dir\":\"c2s\",\"frame\":{text}}}\n"
-            );
-            let captured = crate::cassette::Reader::new(line.as_bytes(), std::path::Path::new("c.jsonl"))
-                .ok()
-                .and_then(|mut read| match read.next()?.ok()?.kind {
-                    crate::cassette::EntryKind::Frame(frame) => Some(frame),
-                    _ => None,
-                });
+            let captured = crate::cassette::frame_as_read(&text);
             for frame in [Frame::parse(&text), captured].iter().flatten() {
                 let mut whole = Shapes::default();
                 let scanned = whole.scan(frame.text());
