@@ -284,6 +284,24 @@ fn header_state(first: &[u8]) -> Existing {
     }
 }
 
+/// The frame whose JSON text is `frame` as this reader gives it from a one-line cassette, with
+/// the members it captured while validating the line: for tests of what such frames carry.
+#[cfg(test)]
+pub(crate) fn frame_as_read(frame: &str) -> Option<crate::jsonrpc::Frame> {
+    let text = format!(
+        "{{\"type\":\"header\",\"cassetteVersion\":2}}\n{{\"type\":\"frame\",\"t\":0,\"dir\":\"s2c\",\"frame\":{frame}}}\n"
+    );
+    match Reader::new(text.as_bytes(), Path::new("c.jsonl"))
+        .ok()?
+        .next()?
+        .ok()?
+        .kind
+    {
+        EntryKind::Frame(frame) => Some(frame),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,23 +409,5 @@ mod tests {
         let r = Reader::new(&bytes[..], Path::new("x")).unwrap();
         let e = r.collect::<Result<Vec<_>, _>>().unwrap_err();
         assert_eq!(e.to_string(), "x:2: line is not valid UTF-8");
-    }
-}
-
-/// The frame whose JSON text is `frame` as this reader gives it from a one-line cassette, with
-/// the members it captured while validating the line: for tests of what such frames carry.
-#[cfg(test)]
-pub(crate) fn frame_as_read(frame: &str) -> Option<crate::jsonrpc::Frame> {
-    let text = format!(
-        "{{\"type\":\"header\",\"cassetteVersion\":2}}\n{{\"type\":\"frame\",\"t\":0,\"dir\":\"s2c\",\"frame\":{frame}}}\n"
-    );
-    match Reader::new(text.as_bytes(), Path::new("c.jsonl"))
-        .ok()?
-        .next()?
-        .ok()?
-        .kind
-    {
-        EntryKind::Frame(frame) => Some(frame),
-        _ => None,
     }
 }
