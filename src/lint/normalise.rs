@@ -29,6 +29,7 @@
 //! the fold makes of it.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use super::byte_class;
 use super::char_fold::{self, folds_to_itself, is_invisible, is_plain_script};
@@ -79,10 +80,24 @@ impl Reveal {
 }
 
 /// A view of a text, in folded form, with the way back to the original.
+///
+/// The way back (the offset map and what each normalisation revealed) is wanted only for the
+/// evidence of a finding, which few texts have: it is not kept while folding, but worked out
+/// by folding the same text again, keeping track, the first time it is asked for. The fold is
+/// deterministic, so this is the trace the first fold would have kept (a property test holds
+/// the two equal).
 pub(crate) struct View<'a> {
     /// The folded text phrases are matched in; the original itself (borrowed) when folding
     /// would change nothing but ASCII case, which phrase matching ignores.
     pub(crate) text: Cow<'a, str>,
+    /// What was folded (the text, cut at [`MAX_FOLD`]).
+    source: &'a str,
+    trace: OnceCell<Trace>,
+}
+
+/// The way back from a view to the text it was folded from.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Trace {
     /// Offset checkpoints `(folded, original)`: from each checkpoint on, offsets advance
     /// together until the next one. Empty when the view is the original.
     map: Vec<(u32, u32)>,
@@ -91,11 +106,26 @@ pub(crate) struct View<'a> {
 }
 
 impl View<'_> {
+    fn trace(&self) -> &Trace {
+        self.trace.get_or_init(|| match self.text {
+            Cow::Borrowed(_) => {
+                let mut reveals = Vec::new();
+                mark_comments(self.source, &mut reveals);
+                Trace {
+                    map: Vec::new(),
+                    reveals,
+                }
+            }
+            Cow::Owned(_) => full_fold_with(self.source, false, true).1,
+        })
+    }
+
     /// The original byte offset of folded offset `at`.
     pub(crate) fn original(&self, at: usize) -> usize {
+        let map = &self.trace().map;
         let at = u32::try_from(at).unwrap_or(u32::MAX);
-        let i = self.map.partition_point(|&(folded, _)| folded <= at);
-        match i.checked_sub(1).and_then(|i| self.map.get(i)) {
+        let i = map.partition_point(|&(folded, _)| folded <= at);
+        match i.checked_sub(1).and_then(|i| map.get(i)) {
             Some(&(folded, original)) => (original + (at - folded)) as usize,
             None => at as usize,
         }
@@ -105,7 +135,7 @@ impl View<'_> {
     pub(crate) fn reveal(&self, start: usize, end: usize) -> Reveal {
         let (start, end) = (start as u32, end as u32);
         let mut reveal = Reveal::default();
-        for &(s, e, r) in &self.reveals {
+        for &(s, e, r) in &self.trace().reveals {
             if s < end && start < e {
                 reveal.add(r);
             }
@@ -130,12 +160,10 @@ pub(super) const MIN_ENCODED: usize = 16;
 pub(crate) fn fold(s: &str) -> View<'_> {
     let s = cut(s, MAX_FOLD);
     if s.is_ascii() && !ascii_needs_fold(s.as_bytes()) {
-        let mut reveals = Vec::new();
-        mark_comments(s, &mut reveals);
         return View {
             text: Cow::Borrowed(s),
-            map: Vec::new(),
-            reveals,
+            source: s,
+            trace: OnceCell::new(),
         };
     }
     full_fold(s)
@@ -366,6 +394,8 @@ pub(crate) fn comment_ranges(s: &str) -> Vec<(usize, usize)> {
 
 struct Folder {
     out: String,
+    /// Whether the trace is kept (see [`View`]); without, `map` and `reveals` stay empty.
+    track: bool,
     map: Vec<(u32, u32)>,
     reveals: Vec<(u32, u32, Reveal)>,
     /// `original - folded` at the last checkpoint.
@@ -374,6 +404,9 @@ struct Folder {
 
 impl Folder {
     fn checkpoint(&mut self, original: usize) {
+        if !self.track {
+            return;
+        }
         let folded = self.out.len();
         let delta = original as i64 - folded as i64;
         if delta != self.delta || self.map.is_empty() {
@@ -383,6 +416,9 @@ impl Folder {
     }
 
     fn reveal(&mut self, start: usize, reveal: Reveal) {
+        if !self.track {
+            return;
+        }
         let end = self.out.len();
         if let Some(last) = self.reveals.last_mut() {
             if last.1 as usize >= start && last.2 == reveal {
@@ -395,20 +431,28 @@ impl Folder {
 }
 
 fn full_fold(s: &str) -> View<'_> {
-    full_fold_with(s, false)
+    View {
+        text: Cow::Owned(full_fold_with(s, false, false).0),
+        source: s,
+        trace: OnceCell::new(),
+    }
 }
 
-/// [`full_fold`]; `exhaustive` looks for spaced runs at every byte instead of only where the
-/// screen allows one, and decomposes every character [`folds_to_itself`] would copy or
-/// `char_fold`'s table would answer for (the tests compare the two).
-fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
+/// [`full_fold`]'s text, and with `track` its trace. `exhaustive` looks for spaced runs at
+/// every byte instead of only where the screen allows one, and decomposes every character
+/// [`folds_to_itself`] would copy or `char_fold`'s table would answer for (the tests compare
+/// the two).
+fn full_fold_with(s: &str, exhaustive: bool, track: bool) -> (String, Trace) {
     let mut f = Folder {
         out: String::with_capacity(s.len()),
+        track,
         map: Vec::new(),
         reveals: Vec::new(),
         delta: 0,
     };
-    f.map.push((0, 0));
+    if track {
+        f.map.push((0, 0));
+    }
     let bytes = s.as_bytes();
     // Without an `x x x` window anywhere no spaced run can start, and ASCII runs are copied
     // without looking at each byte.
@@ -469,12 +513,15 @@ fn full_fold_with(s: &str, exhaustive: bool) -> View<'_> {
         }
     }
     leet_fold(&mut f);
+    if !track {
+        return (f.out, Trace::default());
+    }
     let reveals = with_comments(s, f.reveals, &f.map);
-    View {
-        text: Cow::Owned(f.out),
+    let trace = Trace {
         map: f.map,
         reveals,
-    }
+    };
+    (f.out, trace)
 }
 
 /// Copy `s[start..end]` (ASCII) lowercased, collapsing letter-spaced runs.
@@ -605,7 +652,9 @@ fn leet_fold(f: &mut Folder) {
                 other => other,
             };
         }
-        f.reveals.push((start as u32, end as u32, Reveal::LEET));
+        if f.track {
+            f.reveals.push((start as u32, end as u32, Reveal::LEET));
+        }
     }
     // Only ASCII bytes were replaced by ASCII bytes, so the buffer is still UTF-8.
     f.out = String::from_utf8(bytes).unwrap_or_default();
@@ -677,13 +726,23 @@ mod tests {
         out
     }
 
+    /// The full fold of `s` with its trace kept as it goes (the plain way), as a view.
+    fn traced(s: &str, exhaustive: bool) -> View<'_> {
+        let (text, trace) = full_fold_with(s, exhaustive, true);
+        View {
+            text: Cow::Owned(text),
+            source: s,
+            trace: OnceCell::from(trace),
+        }
+    }
+
     /// Two views are the same view: text, offset map at every folded offset, reveals.
     fn same_view(a: &View<'_>, b: &View<'_>) -> Result<(), TestCaseError> {
         prop_assert_eq!(a.text.as_ref(), b.text.as_ref());
         for at in 0..=a.text.len() {
             prop_assert_eq!(a.original(at), b.original(at), "offset {}", at);
         }
-        prop_assert_eq!(&a.reveals, &b.reveals);
+        prop_assert_eq!(&a.trace().reveals, &b.trace().reveals);
         Ok(())
     }
 
@@ -713,10 +772,11 @@ mod tests {
                 format!("{c}"),
                 format!("I{c}{c}\u{301}x\u{430}"),
             ] {
-                let (fast, slow) = (full_fold_with(&s, false), full_fold_with(&s, true));
-                assert_eq!(fast.text, slow.text, "{c:?}");
-                assert_eq!(fast.map, slow.map, "{c:?}");
-                assert_eq!(fast.reveals, slow.reveals, "{c:?}");
+                let (fast, slow) = (
+                    full_fold_with(&s, false, true),
+                    full_fold_with(&s, true, true),
+                );
+                assert_eq!(fast, slow, "{c:?}");
             }
         }
         // Most of the range: Cyrillic and Greek lowercase, Hebrew, Arabic, punctuation.
@@ -741,7 +801,17 @@ mod tests {
         /// the characters that fold to themselves, changes nothing.
         #[test]
         fn screened_fold_equals_the_exhaustive_fold(s in dense_text()) {
-            same_view(&full_fold_with(&s, false), &full_fold_with(&s, true))?;
+            same_view(&traced(&s, false), &traced(&s, true))?;
+        }
+
+        /// The trace worked out when first asked for (folding again, keeping track) is the
+        /// one a fold keeping track all along keeps, and the text folded without it is the
+        /// same text.
+        #[test]
+        fn the_trace_found_later_is_the_trace_kept(s in dense_text()) {
+            let (later, kept) = (full_fold(&s), traced(&s, false));
+            same_view(&later, &kept)?;
+            prop_assert_eq!(later.trace(), kept.trace());
         }
 
         /// The fast path (the text itself, borrowed) is the full fold whenever it is taken:
@@ -761,7 +831,7 @@ mod tests {
                 for at in 0..=text.len() {
                     prop_assert_eq!(fast.original(at), full.original(at));
                 }
-                prop_assert_eq!(&fast.reveals, &full.reveals);
+                prop_assert_eq!(&fast.trace().reveals, &full.trace().reveals);
             }
         }
     }
