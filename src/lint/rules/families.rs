@@ -24,6 +24,7 @@
 //! text it is given: a schema field is judged on its own words, and the tool's name is not
 //! read. See docs/check.md for its limits.
 
+use std::cell::Cell;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -495,13 +496,13 @@ struct Hit {
     roles: u8,
 }
 
-/// Every phrase occurrence, in order of start, then of pattern: at each position a phrase may
-/// start, the indexes' gates are asked, and the phrases filed under the position's first
-/// bytes are compared there.
-fn hits(text: &str) -> Vec<Hit> {
+/// Every phrase occurrence, in order of start, then of pattern, into `out` (emptied first): at
+/// each position a phrase may start, the indexes' gates are asked, and the phrases filed under
+/// the position's first bytes are compared there.
+fn hits_into(text: &str, out: &mut Vec<Hit>) {
     let table = &*TABLE;
     let b = text.as_bytes();
-    let mut out = Vec::new();
+    out.clear();
     let last = (b.len() + 1).saturating_sub(MIN_PHRASE);
     for_each_start(b, |p| {
         if p >= last {
@@ -541,8 +542,25 @@ fn hits(text: &str) -> Vec<Hit> {
             }
         }
     });
+}
+
+/// [`hits_into`] a list of its own.
+#[cfg(test)]
+fn hits(text: &str) -> Vec<Hit> {
+    let mut out = Vec::new();
+    hits_into(text, &mut out);
     out
 }
+
+thread_local! {
+    /// The hits of the view being read, kept from one text to the next: a text with any hit
+    /// has several (seven on average on the benchmark), and a fresh list cost an allocation
+    /// and a regrowth or two per text.
+    static HITS: Cell<Vec<Hit>> = const { Cell::new(Vec::new()) };
+}
+
+/// Most hits a kept list has room for between texts.
+const HITS_KEEP: usize = 1024;
 
 /// Call `f` at every position a phrase may start: a word start (an ASCII letter or digit
 /// after anything else), one of the punctuation bytes phrases begin with (`.`, `~`, `/`), or
@@ -716,11 +734,27 @@ fn read_view(
     analysis: &mut Analysis,
 ) {
     let text = view.text.as_ref();
-    let hits = hits(text);
+    let mut hits = HITS.take();
+    hits_into(text, &mut hits);
+    read_hits(original, view, origin, analysis, &hits);
+    if hits.capacity() <= HITS_KEEP {
+        HITS.set(hits);
+    }
+}
+
+/// What one view's hits say: the first evidence of each family, and of the intent stage.
+fn read_hits(
+    original: &str,
+    view: &View<'_>,
+    origin: Option<&Origin<'_>>,
+    analysis: &mut Analysis,
+    hits: &[Hit],
+) {
     if hits.is_empty() {
         return;
     }
-    let spans = family_spans(&hits);
+    let text = view.text.as_ref();
+    let spans = family_spans(hits);
     for (slot, span) in analysis.evidence.iter_mut().zip(spans) {
         if slot.is_none() {
             if let Some((start, end)) = span {
@@ -729,7 +763,7 @@ fn read_view(
         }
     }
     if analysis.evidence[INTENT].is_none() {
-        if let Some((start, end)) = intent_span(text, &hits) {
+        if let Some((start, end)) = intent_span(text, hits) {
             analysis.evidence[INTENT] = Some(evidence(original, view, origin, start, end));
         }
     }
