@@ -96,12 +96,77 @@ pub(crate) struct FoldMasks {
     pub(crate) leet: u64,
 }
 
-// The masks of one block of at most 64 bytes (`phrase_masks`, `fold_masks`): SSE2 on x86-64,
-// the portable code elsewhere.
+/// Per 64-byte block, every class the second stage reads of a text: the phrase pass's and the
+/// fold screen's masks, and base64 bytes. Computed once per text (see [`text_classes`]) where
+/// each pass used to classify the text again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Block {
+    /// ASCII letters and digits.
+    pub(crate) alnum: u64,
+    /// As [`Masks::phrase_lead`].
+    pub(crate) phrase_lead: u64,
+    /// As [`FoldMasks::leet`].
+    pub(crate) leet: u64,
+    /// Bytes a base64 run may hold (either alphabet, and padding): letters, digits and
+    /// `+ / = - _`.
+    pub(crate) b64: u64,
+}
+
+impl Block {
+    pub(crate) fn masks(self) -> Masks {
+        Masks {
+            alnum: self.alnum,
+            phrase_lead: self.phrase_lead,
+        }
+    }
+
+    pub(crate) fn fold_masks(self) -> FoldMasks {
+        FoldMasks {
+            alnum: self.alnum,
+            leet: self.leet,
+        }
+    }
+}
+
+/// The classes of every 64-byte block of `bytes`, in order.
+pub(crate) fn text_classes(bytes: &[u8]) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    classify_into(bytes, &mut blocks);
+    blocks
+}
+
+/// [`text_classes`] into `blocks` (emptied first).
+pub(crate) fn classify_into(bytes: &[u8], blocks: &mut Vec<Block>) {
+    blocks.clear();
+    blocks.extend(bytes.chunks(64).map(block_classes));
+}
+
+/// Whether `bytes`, whose blocks are `blocks`, hold a run of at least `min` (1 to 64)
+/// consecutive base64 bytes. Each block's mask is read with the next one's above it, and a
+/// bit survives the shifts when the `min` bits from it up are all set: a run starting in a
+/// block ends at most 63 bits into the next.
+pub(crate) fn has_b64_run(blocks: &[Block], min: usize) -> bool {
+    let min = min.clamp(1, 64);
+    blocks.iter().enumerate().any(|(i, block)| {
+        let next = blocks.get(i + 1).map_or(0, |b| b.b64);
+        let mut run = u128::from(block.b64) | (u128::from(next) << 64);
+        // `run` bit j: bits j..j + covered all set.
+        let mut covered = 1;
+        while covered < min {
+            let step = covered.min(min - covered);
+            run &= run >> step;
+            covered += step;
+        }
+        run as u64 != 0
+    })
+}
+
+// The masks of one block of at most 64 bytes (`phrase_masks`, `fold_masks`, `block_classes`):
+// SSE2 on x86-64, the portable code elsewhere.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) use portable::{fold_masks, phrase_masks};
+pub(crate) use portable::{block_classes, fold_masks, phrase_masks};
 #[cfg(target_arch = "x86_64")]
-pub(crate) use sse2::{fold_masks, phrase_masks};
+pub(crate) use sse2::{block_classes, fold_masks, phrase_masks};
 
 /// The block masks eight bytes per integer operation, packed with a multiply: what targets
 /// other than x86-64 use, and what the tests hold the SSE2 path to as well.
@@ -113,7 +178,25 @@ pub(crate) use sse2::{fold_masks, phrase_masks};
     )
 )]
 mod portable {
-    use super::{FoldMasks, HIGH, Masks, alnum, equal, letters_and_digits, load, pack};
+    use super::{Block, FoldMasks, HIGH, Masks, alnum, equal, letters_and_digits, load, pack};
+
+    /// Every class of one block of at most 64 bytes.
+    pub(crate) fn block_classes(block: &[u8]) -> Block {
+        let (masks, fold) = (phrase_masks(block), fold_masks(block));
+        let mut b64 = masks.alnum;
+        for (k, eight) in block.chunks(8).enumerate() {
+            let x = load(eight);
+            let extra =
+                equal(x, b'+') | equal(x, b'/') | equal(x, b'=') | equal(x, b'-') | equal(x, b'_');
+            b64 |= pack(extra) << (8 * k);
+        }
+        Block {
+            alnum: masks.alnum,
+            phrase_lead: masks.phrase_lead,
+            leet: fold.leet,
+            b64,
+        }
+    }
 
     /// The masks of one block of at most 64 bytes.
     pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
@@ -156,7 +239,7 @@ mod sse2 {
         _mm_set1_epi8, _mm_sub_epi8,
     };
 
-    use super::{FoldMasks, Masks};
+    use super::{Block, FoldMasks, Masks};
 
     /// `f` of the block as 64 bytes, zero-padded past the end of a shorter one (a zero byte is
     /// in none of the classes).
@@ -174,24 +257,36 @@ mod sse2 {
 
     /// The masks of one block of at most 64 bytes.
     pub(crate) fn phrase_masks(block: &[u8]) -> Masks {
-        let [alnum, phrase_lead, _] = whole(block, classify::<true, false>);
+        let [alnum, phrase_lead, _, _] = whole(block, classify::<true, false, false>);
         Masks { alnum, phrase_lead }
     }
 
     /// The fold masks of one block of at most 64 bytes.
     pub(crate) fn fold_masks(block: &[u8]) -> FoldMasks {
-        let [alnum, _, leet] = whole(block, classify::<false, true>);
+        let [alnum, _, leet, _] = whole(block, classify::<false, true, false>);
         FoldMasks { alnum, leet }
     }
 
-    /// The block's masks of ASCII letters and digits, of phrase leads (when `LEAD`) and of
-    /// leetspeak characters (when `LEET`); a mask not asked for is zero.
+    /// Every class of one block of at most 64 bytes.
+    pub(crate) fn block_classes(block: &[u8]) -> Block {
+        let [alnum, phrase_lead, leet, b64] = whole(block, classify::<true, true, true>);
+        Block {
+            alnum,
+            phrase_lead,
+            leet,
+            b64,
+        }
+    }
+
+    /// The block's masks of ASCII letters and digits, of phrase leads (when `LEAD`), of
+    /// leetspeak characters (when `LEET`) and of base64 bytes (when `B64`); a mask not asked
+    /// for is zero.
     #[expect(
         unsafe_code,
         reason = "SSE2 intrinsics: unaligned loads of sixteen bytes from a chunk of exactly sixteen"
     )]
-    fn classify<const LEAD: bool, const LEET: bool>(b: &[u8; 64]) -> [u64; 3] {
-        let mut masks = [0u64; 3];
+    fn classify<const LEAD: bool, const LEET: bool, const B64: bool>(b: &[u8; 64]) -> [u64; 4] {
+        let mut masks = [0u64; 4];
         for (k, chunk) in b.chunks_exact(16).enumerate() {
             // SAFETY: SSE2 is enabled on every x86-64 target; the load reads the sixteen bytes
             // of `chunk`, which has sixteen. One block for all of it: on compilers where the
@@ -220,7 +315,12 @@ mod sse2 {
                 } else {
                     _mm_set1_epi8(0)
                 };
-                [alnum, lead, leet].map(|m| _mm_movemask_epi8(m))
+                let b64 = if B64 {
+                    _mm_or_si128(alnum, any(b"+/=-_"))
+                } else {
+                    _mm_set1_epi8(0)
+                };
+                [alnum, lead, leet, b64].map(|m| _mm_movemask_epi8(m))
             };
             for (mask, bits16) in masks.iter_mut().zip(found) {
                 *mask |= bits(bits16) << (16 * k);
@@ -264,6 +364,53 @@ mod tests {
             }
             assert_eq!(phrase_masks(&block), want, "{block:?}");
             assert_eq!(portable::phrase_masks(&block), want, "{block:?}");
+        }
+    }
+
+    #[test]
+    fn block_classes_match_the_byte_definitions() {
+        for block in blocks() {
+            let mut want = Block::default();
+            for (i, &c) in block.iter().enumerate() {
+                want.alnum |= u64::from(c.is_ascii_alphanumeric()) << i;
+                want.phrase_lead |= u64::from(matches!(c, b'.' | b'~' | b'/') || c >= 0xC0) << i;
+                want.leet |= u64::from(matches!(
+                    c,
+                    b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$'
+                )) << i;
+                want.b64 |= u64::from(
+                    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_'),
+                ) << i;
+            }
+            assert_eq!(block_classes(&block), want, "{block:?}");
+            assert_eq!(portable::block_classes(&block), want, "{block:?}");
+        }
+    }
+
+    /// The longest run of base64 bytes, one byte at a time.
+    fn longest_b64_run(bytes: &[u8]) -> usize {
+        let (mut longest, mut run) = (0, 0);
+        for &c in bytes {
+            let b64 = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=' | b'-' | b'_');
+            run = if b64 { run + 1 } else { 0 };
+            longest = longest.max(run);
+        }
+        longest
+    }
+
+    proptest::proptest! {
+        /// A run is found exactly when one of at least that length is there, wherever it
+        /// falls across blocks.
+        #[test]
+        fn b64_runs_are_found_by_their_length(
+            text in proptest::collection::vec(
+                proptest::sample::select(b"aZ9+/=-_ .%\xc3".to_vec()),
+                0..300,
+            ),
+            min in 1usize..=64,
+        ) {
+            let blocks = text_classes(&text);
+            proptest::prop_assert_eq!(has_b64_run(&blocks, min), longest_b64_run(&text) >= min);
         }
     }
 

@@ -3,6 +3,7 @@
 //! they decode to readable text (docs/check.md). One forward pass with bounded look-back, so
 //! linear like the rest of the normalisation in [`super::normalise`], which re-exports these.
 
+use super::byte_class;
 use super::normalise::{MAX_DECODED_BYTES, MIN_ENCODED};
 use base64_alphabet::{is_b64, is_hex};
 
@@ -16,7 +17,19 @@ pub(crate) struct Decoded {
 }
 
 /// The readable texts encoded in `s`: base64, hex and percent-encoded runs, at most `limit`.
+#[cfg(test)]
 pub(crate) fn decode_embedded(s: &str, limit: usize) -> Vec<Decoded> {
+    decode_embedded_in(s, limit, None)
+}
+
+/// [`decode_embedded`], given the byte classes of `s` when they are known: a text without a
+/// run of [`MIN_ENCODED`] base64 bytes in its classes (nearly all prose) is not scanned for
+/// one.
+pub(crate) fn decode_embedded_in(
+    s: &str,
+    limit: usize,
+    blocks: Option<&[byte_class::Block]>,
+) -> Vec<Decoded> {
     let mut out = Vec::new();
     if limit == 0 {
         return out;
@@ -24,7 +37,11 @@ pub(crate) fn decode_embedded(s: &str, limit: usize) -> Vec<Decoded> {
     let bytes = s.as_bytes();
     // Base64 and hex runs: a run of at least MIN_ENCODED must cover the byte at
     // `start + MIN_ENCODED - 1`, so most prose is decided by one look per 16 bytes.
-    let mut start = 0usize;
+    let mut start = if blocks.is_some_and(|b| !byte_class::has_b64_run(b, MIN_ENCODED)) {
+        bytes.len()
+    } else {
+        0
+    };
     while start + MIN_ENCODED <= bytes.len() && out.len() < limit {
         let probe = start + MIN_ENCODED - 1;
         if !is_b64(bytes[probe]) {
@@ -214,6 +231,50 @@ mod base64_alphabet {
         for b in 0..=255u8 {
             let plain = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_');
             assert_eq!(is_b64(b), plain, "{b}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Texts of prose, base64 and hex runs of every length around the minimum, and escapes.
+    fn encoded_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "Reads a file. ",
+            "SWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM=",
+            "69676e6f726520616c6c2072756c6573",
+            "aGVsbG8gd29y",
+            "aGVsbG8gd29ybGQh",
+            "abcdefghijklmno",
+            "abcdefghijklmnop",
+            "a+b/c=d-e_f",
+            "%20ignore%20all%20",
+            " ",
+            "é",
+            "-",
+        ]);
+        prop::collection::vec(pieces, 0..24).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        /// Skipping the run scan where the classes show no run long enough finds what the
+        /// scan finds.
+        #[test]
+        fn the_classes_skip_only_texts_without_a_run(s in encoded_text(), limit in 0usize..4) {
+            let blocks = byte_class::text_classes(s.as_bytes());
+            let plain: Vec<_> = decode_embedded(&s, limit)
+                .into_iter()
+                .map(|d| (d.start, d.end, d.encoding, d.text))
+                .collect();
+            let classified: Vec<_> = decode_embedded_in(&s, limit, Some(&blocks))
+                .into_iter()
+                .map(|d| (d.start, d.end, d.encoding, d.text))
+                .collect();
+            prop_assert_eq!(classified, plain);
         }
     }
 }

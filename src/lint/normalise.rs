@@ -33,7 +33,9 @@ use std::cell::OnceCell;
 
 use super::byte_class;
 use super::char_fold::{self, folds_to_itself, is_invisible, is_plain_script};
-pub(crate) use super::decode::{Decoded, decode_embedded};
+#[cfg(test)]
+pub(crate) use super::decode::decode_embedded;
+pub(crate) use super::decode::{Decoded, decode_embedded_in};
 
 /// Which normalisation revealed a match; several may combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -116,7 +118,7 @@ impl View<'_> {
                     reveals,
                 }
             }
-            Cow::Owned(_) => full_fold_with(self.source, false, true).1,
+            Cow::Owned(_) => full_fold_with(self.source, false, true, None).1,
         })
     }
 
@@ -158,15 +160,34 @@ pub(super) const MIN_ENCODED: usize = 16;
 
 /// The main view of `s`.
 pub(crate) fn fold(s: &str) -> View<'_> {
+    fold_classified(s, &byte_class::text_classes(cut(s, MAX_FOLD).as_bytes()))
+}
+
+/// [`fold`], given the byte classes of `s` (see [`byte_class::text_classes`]), which the fold
+/// screen reads instead of classifying the text again.
+pub(crate) fn fold_classified<'a>(s: &'a str, blocks: &[byte_class::Block]) -> View<'a> {
+    let whole = s.len();
     let s = cut(s, MAX_FOLD);
-    if s.is_ascii() && !ascii_needs_fold(s.as_bytes()) {
+    // Classes of a text cut short cover bytes past the cut: classify the cut text afresh.
+    let fresh;
+    let blocks = if s.len() == whole {
+        blocks
+    } else {
+        fresh = byte_class::text_classes(s.as_bytes());
+        &fresh
+    };
+    if s.is_ascii() && !ascii_needs_fold_in(s.as_bytes(), blocks) {
         return View {
             text: Cow::Borrowed(s),
             source: s,
             trace: OnceCell::new(),
         };
     }
-    full_fold(s)
+    View {
+        text: Cow::Owned(full_fold_with(s, false, false, Some(blocks)).0),
+        source: s,
+        trace: OnceCell::new(),
+    }
 }
 
 fn cut(s: &str, max: usize) -> &str {
@@ -217,8 +238,14 @@ fn is_word_byte(b: u8) -> bool {
 /// character are looked at, and the exact spacing check runs only where the pattern it needs
 /// (`x x x`-style windows) occurs. [`ascii_needs_fold_exact`] is the plain definition; a
 /// property test holds the two equal.
+#[cfg(test)]
 fn ascii_needs_fold(bytes: &[u8]) -> bool {
-    let screen = screen(bytes);
+    ascii_needs_fold_in(bytes, &byte_class::text_classes(bytes))
+}
+
+/// [`ascii_needs_fold`], given the byte classes of `bytes`.
+fn ascii_needs_fold_in(bytes: &[u8], blocks: &[byte_class::Block]) -> bool {
+    let screen = screen_in(bytes, blocks.iter().map(|b| b.fold_masks()));
     screen.leet_word || (screen.spaced_singles && ascii_needs_fold_exact(bytes))
 }
 
@@ -240,13 +267,17 @@ struct Screen {
 /// tested on block masks shifted with the previous block's bits carried in, so a window
 /// across two blocks is seen.
 fn screen(bytes: &[u8]) -> Screen {
+    screen_in(bytes, bytes.chunks(64).map(byte_class::fold_masks))
+}
+
+/// [`screen`], given the fold masks of each 64-byte block of `bytes`.
+fn screen_in(bytes: &[u8], masks: impl Iterator<Item = byte_class::FoldMasks>) -> Screen {
     let mut out = Screen::default();
     let mut checked_to = 0usize;
     let mut prev = byte_class::FoldMasks::default();
     // `cur << k` with the top `k` bits of the previous block's mask shifted in.
     let back = |cur: u64, prev: u64, k: u32| (cur << k) | (prev >> (64 - k));
-    for (block, chunk) in bytes.chunks(64).enumerate() {
-        let m = byte_class::fold_masks(chunk);
+    for ((block, chunk), m) in bytes.chunks(64).enumerate().zip(masks) {
         let mut leet = m.leet;
         while leet != 0 && !out.leet_word {
             let at = block * 64 + leet.trailing_zeros() as usize;
@@ -432,7 +463,7 @@ impl Folder {
 
 fn full_fold(s: &str) -> View<'_> {
     View {
-        text: Cow::Owned(full_fold_with(s, false, false).0),
+        text: Cow::Owned(full_fold_with(s, false, false, None).0),
         source: s,
         trace: OnceCell::new(),
     }
@@ -441,8 +472,13 @@ fn full_fold(s: &str) -> View<'_> {
 /// [`full_fold`]'s text, and with `track` its trace. `exhaustive` looks for spaced runs at
 /// every byte instead of only where the screen allows one, and decomposes every character
 /// [`folds_to_itself`] would copy or `char_fold`'s table would answer for (the tests compare
-/// the two).
-fn full_fold_with(s: &str, exhaustive: bool, track: bool) -> (String, Trace) {
+/// the two). `blocks`: the byte classes of `s`, when known.
+fn full_fold_with(
+    s: &str,
+    exhaustive: bool,
+    track: bool,
+    blocks: Option<&[byte_class::Block]>,
+) -> (String, Trace) {
     let mut f = Folder {
         out: String::with_capacity(s.len()),
         track,
@@ -456,7 +492,11 @@ fn full_fold_with(s: &str, exhaustive: bool, track: bool) -> (String, Trace) {
     let bytes = s.as_bytes();
     // Without an `x x x` window anywhere no spaced run can start, and ASCII runs are copied
     // without looking at each byte.
-    let spacing = exhaustive || screen(bytes).spaced_run;
+    let spacing = exhaustive
+        || match blocks {
+            Some(blocks) => screen_in(bytes, blocks.iter().map(|b| b.fold_masks())).spaced_run,
+            None => screen(bytes).spaced_run,
+        };
     let mut prev_latin = false;
     let mut at = 0;
     while at < bytes.len() {
@@ -728,7 +768,7 @@ mod tests {
 
     /// The full fold of `s` with its trace kept as it goes (the plain way), as a view.
     fn traced(s: &str, exhaustive: bool) -> View<'_> {
-        let (text, trace) = full_fold_with(s, exhaustive, true);
+        let (text, trace) = full_fold_with(s, exhaustive, true, None);
         View {
             text: Cow::Owned(text),
             source: s,
@@ -773,8 +813,8 @@ mod tests {
                 format!("I{c}{c}\u{301}x\u{430}"),
             ] {
                 let (fast, slow) = (
-                    full_fold_with(&s, false, true),
-                    full_fold_with(&s, true, true),
+                    full_fold_with(&s, false, true, None),
+                    full_fold_with(&s, true, true, None),
                 );
                 assert_eq!(fast, slow, "{c:?}");
             }

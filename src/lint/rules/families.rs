@@ -24,6 +24,7 @@
 //! text it is given: a schema field is judged on its own words, and the tool's name is not
 //! read. See docs/check.md for its limits.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::LazyLock;
 
@@ -499,12 +500,15 @@ struct Hit {
 /// Every phrase occurrence, in order of start, then of pattern, into `out` (emptied first): at
 /// each position a phrase may start, the indexes' gates are asked, and the phrases filed under
 /// the position's first bytes are compared there.
-fn hits_into(text: &str, out: &mut Vec<Hit>) {
+///
+/// `blocks`: the byte classes of `text` when they are known already (see
+/// [`byte_class::text_classes`]); else the text is classified here.
+fn hits_into(text: &str, out: &mut Vec<Hit>, blocks: Option<&[byte_class::Block]>) {
     let table = &*TABLE;
     let b = text.as_bytes();
     out.clear();
     let last = (b.len() + 1).saturating_sub(MIN_PHRASE);
-    for_each_start(b, |p| {
+    let at = |p: usize| {
         if p >= last {
             return;
         }
@@ -541,14 +545,28 @@ fn hits_into(text: &str, out: &mut Vec<Hit>) {
                 here.sort_by_key(|h| h.pattern);
             }
         }
-    });
+    };
+    // One loop for either source of masks (a trait object, asked once per 64 bytes): the
+    // closure above is the hot part, and two copies of the loop kept it from being inlined.
+    let (mut given, mut fresh);
+    let masks: &mut dyn Iterator<Item = byte_class::Masks> = match blocks {
+        Some(blocks) => {
+            given = blocks.iter().map(|b| b.masks());
+            &mut given
+        }
+        None => {
+            fresh = b.chunks(64).map(byte_class::phrase_masks);
+            &mut fresh
+        }
+    };
+    for_each_start_in(masks, at);
 }
 
 /// [`hits_into`] a list of its own.
 #[cfg(test)]
 fn hits(text: &str) -> Vec<Hit> {
     let mut out = Vec::new();
-    hits_into(text, &mut out);
+    hits_into(text, &mut out, None);
     out
 }
 
@@ -566,10 +584,18 @@ const HITS_KEEP: usize = 1024;
 /// after anything else), one of the punctuation bytes phrases begin with (`.`, `~`, `/`), or
 /// a non-ASCII lead byte. The masks are computed 64 bytes at a time, eight bytes per integer
 /// operation (`byte_class`); only set bits are visited.
-fn for_each_start(b: &[u8], mut f: impl FnMut(usize)) {
+#[cfg(test)]
+fn for_each_start(b: &[u8], f: impl FnMut(usize)) {
+    for_each_start_in(&mut b.chunks(64).map(byte_class::phrase_masks), f);
+}
+
+/// [`for_each_start`], given the masks of each 64-byte block of the text.
+fn for_each_start_in(
+    blocks: &mut dyn Iterator<Item = byte_class::Masks>,
+    mut f: impl FnMut(usize),
+) {
     let mut carry = 0u64;
-    for (block, chunk) in b.chunks(64).enumerate() {
-        let masks = byte_class::phrase_masks(chunk);
+    for (block, masks) in blocks.enumerate() {
         let alnum = masks.alnum;
         let mut starts = (alnum & !(alnum << 1 | carry)) | masks.phrase_lead;
         carry = alnum >> 63;
@@ -712,14 +738,32 @@ pub(crate) struct Analysis {
 }
 
 /// Run the second stage over a text: its main view, then its decoded views.
+///
+/// The text is classified once (see [`byte_class::text_classes`]) for the passes that read it:
+/// the fold screen, the phrase pass when the main view is the text itself, and the search for
+/// encoded runs.
 pub(crate) fn analyse(s: &str) -> Analysis {
     let mut analysis = Analysis::default();
-    let view = normalise::fold(s);
-    read_view(s, &view, None, &mut analysis);
+    let mut blocks = BLOCKS.take();
+    byte_class::classify_into(s.as_bytes(), &mut blocks);
+    let view = normalise::fold_classified(s, &blocks);
+    let itself = matches!(&view.text, Cow::Borrowed(t) if t.len() == s.len());
+    read_view(s, &view, None, &mut analysis, itself.then_some(&blocks[..]));
     let mut budget = normalise::MAX_DECODED;
-    decode_into(s, None, 0, &mut budget, &mut analysis);
+    decode_into(s, None, 0, &mut budget, &mut analysis, Some(&blocks));
+    if blocks.capacity() <= BLOCKS_KEEP {
+        BLOCKS.set(blocks);
+    }
     analysis
 }
+
+thread_local! {
+    /// The byte classes of the text being analysed, kept from one text to the next.
+    static BLOCKS: Cell<Vec<byte_class::Block>> = const { Cell::new(Vec::new()) };
+}
+
+/// Most blocks a kept list of classes has room for between texts (64 KiB of text).
+const BLOCKS_KEEP: usize = 1024;
 
 /// Where a decoded view came from: the encoded run in the original text and its encoding.
 struct Origin<'o> {
@@ -732,10 +776,11 @@ fn read_view(
     view: &View<'_>,
     origin: Option<&Origin<'_>>,
     analysis: &mut Analysis,
+    blocks: Option<&[byte_class::Block]>,
 ) {
     let text = view.text.as_ref();
     let mut hits = HITS.take();
-    hits_into(text, &mut hits);
+    hits_into(text, &mut hits, blocks);
     read_hits(original, view, origin, analysis, &hits);
     if hits.capacity() <= HITS_KEEP {
         HITS.set(hits);
@@ -808,11 +853,12 @@ fn decode_into(
     depth: usize,
     budget: &mut usize,
     analysis: &mut Analysis,
+    blocks: Option<&[byte_class::Block]>,
 ) {
     if depth >= normalise::MAX_DEPTH || *budget == 0 {
         return;
     }
-    let decoded: Vec<Decoded> = normalise::decode_embedded(s, *budget);
+    let decoded: Vec<Decoded> = normalise::decode_embedded_in(s, *budget, blocks);
     *budget = budget.saturating_sub(decoded.len());
     for d in &decoded {
         // A nested decoding keeps pointing at the outermost run: that is what the server sent.
@@ -822,8 +868,8 @@ fn decode_into(
         };
         let origin = origin.unwrap_or(&here);
         let view = normalise::fold(&d.text);
-        read_view(&d.text, &view, Some(origin), analysis);
-        decode_into(&d.text, Some(origin), depth + 1, budget, analysis);
+        read_view(&d.text, &view, Some(origin), analysis, None);
+        decode_into(&d.text, Some(origin), depth + 1, budget, analysis, None);
     }
 }
 
@@ -996,11 +1042,17 @@ mod tests {
         /// The gated, two-index search finds exactly what the plain one does, in its order.
         #[test]
         fn hits_are_the_plain_ones(s in phrase_text()) {
-            let got: Vec<Found> = hits(&s)
-                .iter()
-                .map(|h| (h.start, h.end, h.pattern, h.family.index(), h.roles))
-                .collect();
-            prop_assert_eq!(got, plain_hits(&s), "{:?}", s);
+            let found = |hits: &[Hit]| -> Vec<Found> {
+                hits.iter()
+                    .map(|h| (h.start, h.end, h.pattern, h.family.index(), h.roles))
+                    .collect()
+            };
+            let plain = plain_hits(&s);
+            prop_assert_eq!(found(&hits(&s)), plain.clone(), "{:?}", s);
+            // The same from the text's classes, as the main view of a text is read.
+            let mut classified = Vec::new();
+            hits_into(&s, &mut classified, Some(&byte_class::text_classes(s.as_bytes())));
+            prop_assert_eq!(found(&classified), plain, "{:?}", s);
         }
     }
 
