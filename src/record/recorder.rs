@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use std::collections::BTreeMap;
 
 use crate::cassette::{Chunk, Dir, Entry, Header, Transport};
-use crate::jsonrpc::Id;
+use crate::jsonrpc::{Frame, Id};
 use crate::protocol::Era;
 use crate::record::append::{self, AppendRefusal, AppendTarget};
 use crate::record::capture::{self, Capture};
@@ -80,6 +80,9 @@ enum Msg {
     /// One whole message, framed by the front-end, with the HTTP status to record beside it
     /// when it is not the one the exchange implies.
     Message(Dir, u64, Vec<u8>, Option<u16>),
+    /// One whole message the front-end parsed already (it needed the request's id and kind):
+    /// captured without reading it again.
+    Frame(Dir, u64, Frame),
     /// A streamed answer opened (an HTTP front-end's SSE response): `key` names it until it ends.
     StreamOpen {
         key: u64,
@@ -287,6 +290,15 @@ impl Tap {
         self.queue_copy(message.len(), Msg::Message(dir, t, message, Some(status)))
     }
 
+    /// [`Tap::message`] for a message the front-end parsed already: the capture takes the frame
+    /// as it is (a proxy that reads each request for its id would otherwise have it read twice,
+    /// once on each thread). `frame` must be what [`Frame::parse`] makes of the message, which
+    /// is what the capture would have made of it.
+    pub(crate) fn frame(&self, dir: Dir, frame: Frame) -> bool {
+        let t = self.now();
+        self.queue_copy(frame.text().len(), Msg::Frame(dir, t, frame))
+    }
+
     /// A streamed server answer opened: `key` (unique in the session) names it in
     /// [`Tap::stream_event`] and [`Tap::stream_end`]; `id` is the request it answers, `via_get`
     /// marks a standalone GET stream. Its entry takes this moment as its time.
@@ -301,17 +313,11 @@ impl Tap {
     }
 
     /// The data of one event of stream `key`, as it arrived; same ordering rule and waiting as
-    /// [`Tap::bytes`].
-    pub(crate) fn stream_event(&self, key: u64, data: &[u8]) -> bool {
+    /// [`Tap::bytes`]. Data already in a buffer of its own is handed over, not copied.
+    pub(crate) fn stream_event(&self, key: u64, data: impl Into<Vec<u8>>) -> bool {
         let t = self.now();
-        self.queue_copy(
-            data.len(),
-            Msg::StreamEvent {
-                key,
-                t,
-                data: data.to_vec(),
-            },
-        )
+        let data = data.into();
+        self.queue_copy(data.len(), Msg::StreamEvent { key, t, data })
     }
 
     /// Stream `key` ended, whole or cut: its `chunks` entry holds the events seen so far.
@@ -416,6 +422,13 @@ fn capture_loop(
                 }
                 entries.extend(entry);
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::Frame(dir, t, frame) => {
+                last_t[slot(dir)] = t;
+                let len = frame.text().len();
+                entries.push(capture.parsed(t, dir, frame));
+                backlog.bytes.fetch_sub(len, Ordering::AcqRel);
                 false
             }
             Msg::StreamOpen {

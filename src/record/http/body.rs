@@ -66,6 +66,8 @@ impl Observer for JsonAnswer {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        // Handed on as it is, not copied; a copy of its own also keeps the capture queue from
+        // holding on to hyper's read buffers, which a slice of one would.
         let body = std::mem::take(&mut self.body);
         match self.status {
             Some(status) => self.tap.message_with_status(Dir::S2c, body, status),
@@ -107,7 +109,7 @@ impl Observer for EventStream {
             self.parser = None;
         }
         for event in self.events.drain(..) {
-            self.tap.stream_event(self.key, event.data.as_bytes());
+            self.tap.stream_event(self.key, event.data.into_bytes());
         }
     }
 

@@ -40,6 +40,9 @@ use self::headers::BodyKind;
 
 /// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
 pub(crate) const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
+// A body is captured as one message without the capture's own length check: that holds only
+// while every body the proxy accepts is within the capture's line limit.
+const _: () = assert!(MAX_REQUEST_BODY <= crate::record::capture::MAX_CAPTURE_LINE);
 
 /// How long the upstream gets to start answering (status and headers) before the client gets
 /// 502. A streamed answer, once started, may stay open as long as the upstream keeps it.
@@ -177,8 +180,8 @@ struct Sent {
     expected: u16,
 }
 
-fn sent(body: &[u8]) -> Sent {
-    let frame = std::str::from_utf8(body).ok().and_then(Frame::parse);
+/// What a POST body tells the answer's capture; `frame` is the body read as one message.
+fn sent(frame: Option<&Frame>) -> Sent {
     match frame {
         Some(f) if f.kind() == FrameKind::Request => Sent {
             id: f.id().cloned(),
@@ -224,9 +227,15 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     let post = parts.method == Method::POST;
     let get = parts.method == Method::GET;
     let sent = if post && !body.is_empty() {
-        // The copy is queued before the request goes on: its answer can only come after it.
-        state.tap.message(Dir::C2s, &body[..]);
-        sent(&body)
+        // Read once, here, for the answer's capture; the capture takes the frame as it is.
+        // It is queued before the request goes on: its answer can only come after it.
+        let frame = std::str::from_utf8(&body).ok().and_then(Frame::parse);
+        let sent = sent(frame.as_ref());
+        match frame {
+            Some(frame) => state.tap.frame(Dir::C2s, frame),
+            None => state.tap.message(Dir::C2s, &body[..]),
+        };
+        sent
     } else {
         Sent {
             id: None,
