@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind, Span, packed};
 
 use super::placeholder::{placeholder_spans, utf16_len};
 
@@ -183,6 +183,11 @@ impl KeyRules {
         }
     }
 
+    /// Whether these are the built-in rules alone, with no configured key.
+    pub(crate) fn is_builtin(&self) -> bool {
+        self.extra.is_empty()
+    }
+
     pub(crate) fn is_sensitive(&self, key: &str) -> bool {
         if self.extra.is_empty() && !may_hold_word(key.as_bytes()) {
             return false;
@@ -262,6 +267,48 @@ const TRIGRAMS: [u32; 7] = {
 /// ignored. Without configured keys, [`KeyRules::is_sensitive`] turns down every key holding
 /// none of them, so a search for a sensitive name in free text can start near this place.
 pub(crate) fn next_trigram(text: &str, from: usize) -> Option<usize> {
+    if from > text.len() {
+        return None;
+    }
+    match &*TRIGRAM_SEARCH {
+        Some(searcher) => searcher
+            .find_in(text.as_bytes(), Span::from(from..text.len()))
+            .map(|m| m.start()),
+        None => next_trigram_automaton(text, from),
+    }
+}
+
+/// Every spelling of [`TRIGRAM_WORDS`] in upper and lower case (eight a word), in one packed
+/// (Teddy) search where the CPU has one. The words are all three bytes long, so the leftmost
+/// match is the leftmost start, as the case-blind automaton reports it. The automaton alone
+/// walked every byte through its state table, twenty instructions a byte, and a recorder
+/// screens every frame with this search (docs/benchmarks.md, record --http).
+static TRIGRAM_SEARCH: LazyLock<Option<packed::Searcher>> = LazyLock::new(|| {
+    let mut config = packed::Config::new();
+    config.match_kind(packed::MatchKind::LeftmostFirst);
+    let mut builder = config.builder();
+    for word in TRIGRAM_WORDS {
+        for case in 0..8u8 {
+            let spelling: Vec<u8> = word
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if case >> i & 1 == 1 {
+                        b.to_ascii_uppercase()
+                    } else {
+                        *b
+                    }
+                })
+                .collect();
+            builder.add(spelling);
+        }
+    }
+    builder.build()
+});
+
+/// [`next_trigram`] by the case-blind automaton: where no packed search is available, and the
+/// plain way the tests hold the packed search to.
+fn next_trigram_automaton(text: &str, from: usize) -> Option<usize> {
     static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
         match AhoCorasick::builder()
             .ascii_case_insensitive(true)
@@ -272,9 +319,6 @@ pub(crate) fn next_trigram(text: &str, from: usize) -> Option<usize> {
             Err(e) => panic!("key trigrams do not compile: {e}"),
         }
     });
-    if from > text.len() {
-        return None;
-    }
     FINDER
         .find(Input::new(text).range(from..))
         .map(|m| m.start())
@@ -448,6 +492,26 @@ mod tests {
 
     fn rules() -> KeyRules {
         KeyRules::default()
+    }
+
+    proptest::proptest! {
+        /// The packed search finds what the case-blind automaton finds, from any byte.
+        #[test]
+        fn the_packed_trigram_search_is_the_automaton(
+            text in "([tTsSpPaAcC][oOeEaApPuUrRiI]?[kKcCsSiItTeEnN]?|[ -~]|\\PC){0,40}",
+            from in 0usize..200,
+        ) {
+            let from = from.min(text.len());
+            proptest::prop_assert_eq!(next_trigram(&text, from), next_trigram_automaton(&text, from));
+        }
+    }
+
+    #[test]
+    fn the_trigram_search_sees_every_case() {
+        assert!(TRIGRAM_SEARCH.is_some() || !cfg!(target_arch = "x86_64"));
+        assert_eq!(next_trigram("a progressToken", 0), Some(10));
+        assert_eq!(next_trigram("xxPiN", 1), Some(2));
+        assert_eq!(next_trigram("message", 0), None);
     }
 
     #[test]

@@ -438,6 +438,27 @@ fn hostile_input_is_bounded() {
     assert!(start.elapsed().as_secs() < 5);
 }
 
+#[test]
+fn the_short_frames_of_a_session_skip_the_walk_and_the_rest_do_not() {
+    let r = Redactor::builtin();
+    for quiet in [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}"#,
+    ] {
+        assert!(!r.inner.json_may_change(quiet), "{quiet}");
+    }
+    for loud in [
+        format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"text":"{GITHUB}"}}}}"#),
+        r#"{"jsonrpc":"2.0","id":7,"params":{"Token":"x"}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":7,"params":{"x":"a\u0067"}}"#.to_owned(),
+    ] {
+        assert!(r.inner.json_may_change(&loud), "{loud}");
+    }
+    let configured =
+        Redactor::with_config(&RedactConfig::parse(r#"{"keys":["name"]}"#, "c").unwrap());
+    assert!(configured.inner.json_may_change(r#"{"name":"x"}"#));
+}
+
 mod properties {
     use proptest::prelude::*;
     use serde_json::{Map, Value};
@@ -501,6 +522,31 @@ mod properties {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
                 prop::collection::vec((key(), inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    /// JSON most of whose texts carry none of the marks the walk's screen looks for (a key
+    /// trigram, a shape literal, a backslash), with a secret or a sensitive key now and then.
+    fn quiet_json() -> impl Strategy<Value = Value> {
+        let word = prop_oneof![
+            8 => "[b-df-hj-np-z0-9 .,/:=-]{0,16}",
+            1 => text(),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::from),
+            word.prop_map(Value::String),
+        ];
+        let name = prop_oneof![
+            8 => "[b-df-hj-np-z_]{1,8}",
+            1 => key(),
+        ];
+        leaf.prop_recursive(3, 24, 5, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((name.clone(), inner), 0..5)
                     .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
             ]
         })
@@ -604,6 +650,54 @@ mod properties {
             if let Some((g, _)) = r.redact_frame(&f) {
                 prop_assert!(r.redact_frame(&g).is_none(), "second pass changed {}", g.text());
             }
+        }
+
+        /// The whole-text screen in front of the walk never skips a change: where it lets a
+        /// frame pass untouched, the walk finds nothing either.
+        #[test]
+        fn the_screen_before_the_walk_skips_only_what_the_walk_leaves(
+            v in prop_oneof![json(), quiet_json()],
+        ) {
+            let r = Redactor::builtin();
+            let f = frame_of(&v);
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            let got = r.inner.json_text(f.text(), &mut |rule, s, _| fast.push((rule.to_owned(), s.to_owned())));
+            let expected = r.inner.json_text_walked(f.text(), &mut |rule, s, _| slow.push((rule.to_owned(), s.to_owned())));
+            prop_assert_eq!(got, expected);
+            prop_assert_eq!(fast, slow);
+        }
+
+        /// The same for secrets and key names spelled with `\u` escapes, which hide a literal
+        /// or a trigram from the text as written.
+        #[test]
+        fn the_screen_sees_through_escapes(
+            key in key(),
+            value in text(),
+            masks in prop::collection::vec(any::<bool>(), 2),
+        ) {
+            let spell = |s: &str, escape: bool| -> String {
+                s.chars()
+                    .map(|c| {
+                        if escape && c.is_ascii_alphanumeric() {
+                            format!("\\u{:04x}", u32::from(c))
+                        } else {
+                            let one = serde_json::to_string(&c.to_string()).unwrap();
+                            one[1..one.len() - 1].to_owned()
+                        }
+                    })
+                    .collect()
+            };
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"{}":"{}"}}}}"#,
+                spell(&key, masks[0]),
+                spell(&value, masks[1]),
+            );
+            let r = Redactor::builtin();
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            let got = r.inner.json_text(&text, &mut |rule, s, _| fast.push((rule.to_owned(), s.to_owned())));
+            let expected = r.inner.json_text_walked(&text, &mut |rule, s, _| slow.push((rule.to_owned(), s.to_owned())));
+            prop_assert_eq!(got, expected);
+            prop_assert_eq!(fast, slow);
         }
 
         #[test]

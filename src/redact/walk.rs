@@ -100,11 +100,15 @@ fn trigger_starts_one_by_one(bytes: &[u8]) -> Vec<usize> {
 /// config's keys make sensitive, so no pair word is asked for). Nothing else rewrites text when
 /// there are no user patterns, so where this is false the built-in rules leave `text` as it is.
 fn builtin_may_rewrite(text: &str) -> bool {
-    let has_literal = match &*SHAPE_TRIGGER_SEARCH {
+    has_shape_literal(text) || may_hold_pair(text)
+}
+
+/// Whether `text` holds one of [`SHAPE_TRIGGERS`] as written.
+fn has_shape_literal(text: &str) -> bool {
+    match &*SHAPE_TRIGGER_SEARCH {
         Some(searcher) => searcher.find(text).is_some(),
         None => SHAPE_TRIGGERS.iter().any(|t| text.contains(t)),
-    };
-    has_literal || may_hold_pair(text)
+    }
 }
 
 /// Whether string content (as written, escapes and all) may hold a match of the free-text pair
@@ -274,13 +278,46 @@ impl Inner {
         Some(placeholder(KEYCTX, &text))
     }
 
+    /// Whether [`Inner::json_text`] could change anything in `text`, judged from the whole text
+    /// at once. Under the built-in rules alone (no user pattern, no configured key) the walk
+    /// changes a value only when (a) it sits under a sensitive key, and every such key holds one
+    /// of the key trigrams ([`keys::next_trigram`]); (b) it holds a shape literal as written;
+    /// (c) it is escaped, and the escapes may spell a literal; (d) it may hold a `name=value`
+    /// pair, whose trigger words all hold a key trigram too. A key is changed only by (b)–(d).
+    /// Each of these leaves its mark on the text as a whole (a trigram, a literal, a
+    /// backslash), so a text with none of them is left as it is: most short frames of a live
+    /// session, which the walk would otherwise take apart for nothing (a capture's main cost,
+    /// docs/benchmarks.md). A property test holds this equal to the walk.
+    pub(super) fn json_may_change(&self, text: &str) -> bool {
+        !self.user.is_empty()
+            || !self.keys.is_builtin()
+            || memchr::memchr(b'\\', text.as_bytes()).is_some()
+            || keys::next_trigram(text, 0).is_some()
+            || has_shape_literal(text)
+    }
+
     /// Redacts a frame's JSON text in place of its secrets. `Ok(None)` when nothing changed.
     ///
     /// The fast path: one vectorised literal search for where a shape rule could start, and one
     /// walk over the text whose keys are rejected by a trigram test; a string is decoded and
     /// matched only when it sits under a sensitive key, holds a trigger, or may hold a
     /// `name=value` pair with a sensitive-looking name ([`may_pair`]).
+    ///
+    /// `text` is a frame's, so JSON: where [`Inner::json_may_change`] rules everything out, the
+    /// answer is `Ok(None)` without a walk, valid or not.
     pub(super) fn json_text(
+        &self,
+        text: &str,
+        hit: &mut HitFn<'_>,
+    ) -> Result<Option<String>, NotJson> {
+        if !self.json_may_change(text) {
+            return Ok(None);
+        }
+        self.json_text_walked(text, hit)
+    }
+
+    /// [`Inner::json_text`] the plain way: every string and key of the text visited.
+    pub(super) fn json_text_walked(
         &self,
         text: &str,
         hit: &mut HitFn<'_>,
