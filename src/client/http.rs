@@ -35,6 +35,7 @@ use super::{BoxFuture, Gone, Received, Transport, TransportError, TransportKind}
 use crate::jsonrpc::Id;
 use crate::protocol::Era;
 use crate::protocol::header_param::{self, HeaderParam};
+use crate::transport::http::SESSION_ID;
 use crate::transport::http::outbound::{Outbound, OutboundError, parse_url};
 use crate::transport::http::sse;
 use crate::transport::stdio;
@@ -52,7 +53,6 @@ const MESSAGE_QUEUE: usize = 4096;
 /// How long the `DELETE` that ends a session may take.
 const CLOSE_BOUND: Duration = Duration::from_secs(2);
 
-const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
@@ -144,7 +144,7 @@ impl HttpTransport {
         match self.era {
             Era::Legacy => {
                 if let Some(session) = self.session_id.as_deref().and_then(header_value) {
-                    request = request.header(SESSION_ID, session);
+                    request = request.header(&SESSION_ID, session);
                 }
             }
             Era::Modern => {
@@ -243,7 +243,7 @@ impl HttpTransport {
             .map_err(|err| self.request_failed(&err))?;
         if let Some(session) = answer
             .headers()
-            .get(SESSION_ID)
+            .get(&SESSION_ID)
             .and_then(|v| v.to_str().ok())
         {
             if !session.is_empty() {
@@ -449,7 +449,7 @@ impl Transport for HttpTransport {
             let mut request = Request::builder()
                 .method(Method::DELETE)
                 .uri(uri)
-                .header(SESSION_ID, session);
+                .header(&SESSION_ID, session);
             if let Some(version) = version.as_deref().and_then(header_value) {
                 request = request.header(PROTOCOL_VERSION, version);
             }

@@ -32,6 +32,7 @@ use crate::cassette::Dir;
 use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 use crate::record::recorder::{RecordError, Recorder, Recording, Tap};
+use crate::transport::http::SESSION_ID;
 use crate::transport::http::inbound::{self, BindError, Body, BodyError, Shutdown};
 use crate::transport::http::outbound::{Outbound, OutboundError};
 
@@ -261,8 +262,7 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     };
 
     let (mut head, upstream_body) = answer.into_parts();
-    if head.headers.contains_key("mcp-session-id") && !state.sessioned.swap(true, Ordering::AcqRel)
-    {
+    if head.headers.contains_key(&SESSION_ID) && !state.sessioned.swap(true, Ordering::AcqRel) {
         state.tap.sessioned();
     }
     let coding = headers::content_coding(&head.headers).is_some();

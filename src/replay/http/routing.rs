@@ -35,12 +35,12 @@ use crate::replay::index::{Answer, Pair};
 use crate::replay::miss::MissReason;
 use crate::replay::session::{Exchange, Outcome};
 use crate::replay::wire::{Message, Outbound, Request as WireRequest};
+use crate::transport::http::SESSION_ID;
 use crate::transport::http::inbound::{self, Body, BodyError};
 
 /// The 400 body for a POST that is not one JSON-RPC message.
 pub const NOT_A_FRAME: &str = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"replay: body is not a JSON-RPC frame\"}}";
 
-const SESSION_HEADER: &str = "mcp-session-id";
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
@@ -97,7 +97,7 @@ pub(super) fn accepted() -> Response<Body> {
 fn session_header(request: &Request<Incoming>) -> Option<&str> {
     request
         .headers()
-        .get(SESSION_HEADER)
+        .get(&SESSION_ID)
         .and_then(|v| v.to_str().ok())
 }
 
@@ -132,10 +132,7 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
         return response;
     }
     let handshake = is_handshake(text, replay.handshake);
-    let named = parts
-        .headers
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok());
+    let named = parts.headers.get(&SESSION_ID).and_then(|v| v.to_str().ok());
     let (client, mismatch) = replay.sessions.for_request(handshake, named);
     if let Some(mismatch) = &mismatch {
         if !handshake {
@@ -158,7 +155,7 @@ async fn post(replay: Arc<Replay>, request: Request<Incoming>) -> Response<Body>
         (Some(id), true) if response.status() == StatusCode::OK => {
             let mut response = response;
             if let Ok(value) = HeaderValue::from_str(id) {
-                response.headers_mut().insert(SESSION_HEADER, value);
+                response.headers_mut().insert(SESSION_ID, value);
             }
             response
         }

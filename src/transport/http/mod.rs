@@ -4,6 +4,10 @@
 //! outbound TLS through rustls (docs/http.md). MCP semantics (sessions, eras, what a frame is)
 //! live with the roles; this module only moves requests, bodies and events.
 
+/// The header that carries a Streamable HTTP session's id, built once: a name given as text is
+/// parsed and checked on every lookup.
+pub const SESSION_ID: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
+
 /// Headers that describe one connection, not the exchange: a proxy never forwards them either
 /// way. `host` and `content-length` are set again for the next hop by the HTTP stack.
 pub const HOP_BY_HOP: [&str; 10] = [
