@@ -70,13 +70,17 @@ pub(super) fn fold(
         .checked_sub(TABLED_START)
         .and_then(|i| table.entries.get(i))
         .map(|pair| &pair[usize::from(prev_latin)]);
-    match entry.and_then(|e| Some((e, table.text.get(e.start as usize..e.end as usize)?))) {
-        Some((e, text)) => {
-            out.push_str(text);
-            (e.reveal[usize::from(next_latin)], e.latin_after)
-        }
-        None => fold_plain(c, prev_latin, next_latin, out),
+    let Some(e) = entry else {
+        return fold_plain(c, prev_latin, next_latin, out);
+    };
+    // Most characters fold to one, pushed as a character: a slice of a few bytes cost a
+    // `memcpy` call.
+    match (e.one, table.text.get(e.start as usize..e.end as usize)) {
+        (Some(one), _) => out.push(one),
+        (None, Some(text)) => out.push_str(text),
+        (None, None) => return fold_plain(c, prev_latin, next_latin, out),
     }
+    (e.reveal[usize::from(next_latin)], e.latin_after)
 }
 
 /// The two-byte range of UTF-8, where the table applies.
@@ -95,6 +99,8 @@ struct Entry {
     /// Where the folded character is in [`Table::text`].
     start: u32,
     end: u32,
+    /// The folded text when it is one character.
+    one: Option<char>,
     /// The reveals when no ASCII letter follows, and when one does.
     reveal: [Reveal; 2],
     latin_after: bool,
@@ -113,9 +119,12 @@ static TWO_BYTE: LazyLock<Table> = LazyLock::new(|| {
             let (alone, latin_after) = fold_plain(c, prev_latin, false, text);
             // The folded text does not depend on what follows, only the reveals do.
             let (before_latin, _) = fold_plain(c, prev_latin, true, &mut String::new());
+            let mut chars = text[start..].chars();
+            let one = chars.next().filter(|_| chars.next().is_none());
             Entry {
                 start: start as u32,
                 end: text.len() as u32,
+                one,
                 reveal: [alone, before_latin],
                 latin_after,
             }
