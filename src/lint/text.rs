@@ -102,6 +102,35 @@ pub(crate) fn excerpt_around(s: &str, byte_idx: usize) -> String {
 
 /// Collapse whitespace runs to one space and trim, as `.replace(/\s+/g, " ").trim()` does.
 pub(crate) fn collapse_space(s: &str) -> String {
+    if s.is_ascii() {
+        return collapse_ascii_space(s.as_bytes());
+    }
+    collapse_space_chars(s)
+}
+
+/// [`collapse_space`] of ASCII text, a byte at a time: JavaScript's white space among ASCII
+/// bytes is the space and `\t` to `\r`, as [`is_js_space`] says. Excerpts are nearly always
+/// ASCII, and the character loop decoded and re-encoded each byte (a test holds the two equal).
+fn collapse_ascii_space(s: &[u8]) -> String {
+    let mut out = Vec::with_capacity(s.len());
+    let mut pending_space = false;
+    for &b in s {
+        if matches!(b, b' ' | b'\t'..=b'\r') {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(b' ');
+                pending_space = false;
+            }
+            out.push(b);
+        }
+    }
+    // Only ASCII bytes were copied.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`collapse_space`], a character at a time: the plain way, and the way for any text.
+fn collapse_space_chars(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending_space = false;
     for c in s.chars() {
@@ -151,6 +180,25 @@ mod tests {
         assert_eq!(ex, format!("{}MATCH", "𝒜".repeat(10)));
         let long = "語".repeat(100);
         assert_eq!(excerpt_around(&long, 0).chars().count(), 60);
+    }
+
+    #[test]
+    fn ascii_collapse_is_the_plain_one() {
+        for b in 0u8..0x80 {
+            assert_eq!(
+                is_js_space(char::from(b)),
+                matches!(b, b' ' | b'\t'..=b'\r'),
+                "{b:#x}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte loop collapses ASCII text exactly as the character loop does.
+        #[test]
+        fn ascii_collapse_equals_the_char_loop(s in "[ \t\n\x0b\x0c\r\x1c-\x1fa-c.]{0,40}") {
+            proptest::prop_assert_eq!(collapse_ascii_space(s.as_bytes()), collapse_space_chars(&s));
+        }
     }
 
     #[test]
