@@ -4,6 +4,9 @@
 # Release build; numbers go to docs/benchmarks.md by hand, with the machine they were taken on.
 #
 #   scripts/bench-record-http.sh [runs] [count]   (CONCURRENCY="16" runs only the concurrent mode)
+#
+# BASELINE=<another build of mcp-cassette> times that build's `record` too, in the same rounds,
+# for an A/B of a change against the relay and each other.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
@@ -33,14 +36,16 @@ pids+=($!)
 wait_port "$up_port"
 upstream="http://127.0.0.1:$up_port/mcp"
 
-# Starts a proxy (`bare` or `record`) on a fresh port; sets $proxy_pid and $proxy_url.
+# Starts a proxy (`bare`, `record` or `baseline`) on a fresh port; sets $proxy_pid and $proxy_url.
 start_proxy() {
   local port; port=$(free_port)
   if [ "$1" = bare ]; then
     "$ex/bare_http_relay" "127.0.0.1:$port" "$upstream" 2>/dev/null &
   else
+    local which=$bin
+    [ "$1" = baseline ] && which=$BASELINE
     rm -f "$tmp/r.jsonl"
-    "$bin" record --http "$upstream" --listen "127.0.0.1:$port" -o "$tmp/r.jsonl" 2>/dev/null &
+    "$which" record --http "$upstream" --listen "127.0.0.1:$port" -o "$tmp/r.jsonl" 2>/dev/null &
   fi
   proxy_pid=$!
   pids+=("$proxy_pid")
@@ -53,7 +58,7 @@ stop_proxy() { kill -TERM "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; }
 # hits all three alike: straight to the upstream, through the bare relay, through `record`.
 # Added latency per request = (through a proxy − direct) / requests.
 for concurrency in ${CONCURRENCY:-1 16}; do
-  d=(); r=(); p=()
+  d=(); r=(); p=(); b=()
   for _ in $(seq "$runs"); do
     d+=("$("$ex/bench_http" drive "$upstream" --count "$count" --concurrency "$concurrency" | field seconds)")
     start_proxy bare
@@ -62,6 +67,11 @@ for concurrency in ${CONCURRENCY:-1 16}; do
     start_proxy record
     p+=("$("$ex/bench_http" drive "$proxy_url" --count "$count" --concurrency "$concurrency" | field seconds)")
     stop_proxy
+    if [ -n "${BASELINE:-}" ]; then
+      start_proxy baseline
+      b+=("$("$ex/bench_http" drive "$proxy_url" --count "$count" --concurrency "$concurrency" | field seconds)")
+      stop_proxy
+    fi
   done
   dm=$(printf '%s\n' "${d[@]}" | median); rm_=$(printf '%s\n' "${r[@]}" | median); pm=$(printf '%s\n' "${p[@]}" | median)
   python3 -c "
@@ -70,6 +80,13 @@ mode = 'sequential' if $concurrency == 1 else 'concurrent ($concurrency)'
 print(f'{mode:<16} {n} tools/call, median of $runs: direct {d*1000:.1f} ms, bare relay {r*1000:.1f} ms, record {p*1000:.1f} ms')
 print(f'{\"\":<16} added per request: bare relay {(r-d)/n*1e6:.1f} us, record {(p-d)/n*1e6:.1f} us; record/relay added {(p-d)/max(r-d,1e-9):.2f}x (target <= 1.10)')
 "
+  if [ -n "${BASELINE:-}" ]; then
+    bm=$(printf '%s\n' "${b[@]}" | median)
+    python3 -c "
+d, r, b, n = $dm, $rm_, $bm, $count
+print(f'{\"\":<16} baseline: record {b*1000:.1f} ms, added {(b-d)/n*1e6:.1f} us; baseline/relay added {(b-d)/max(r-d,1e-9):.2f}x')
+"
+  fi
 done
 
 # Peak RSS of each proxy over a concurrent session (target for record: <= 15 MiB).
