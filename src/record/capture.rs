@@ -151,12 +151,6 @@ impl Capture {
         }
     }
 
-    /// The entry for a message a front-end parsed already: the same as [`Capture::piece`]
-    /// makes of its text, which [`Frame::parse`](jsonrpc::Frame::parse) found to be a frame.
-    pub(crate) fn parsed(&mut self, t: u64, dir: Dir, frame: jsonrpc::Frame) -> Entry {
-        Entry::new_frame(t, dir, self.frame(dir, frame))
-    }
-
     /// One frame that crossed `dir`: seen by the era decision, then redacted for the disk.
     fn frame(&mut self, dir: Dir, frame: jsonrpc::Frame) -> jsonrpc::Frame {
         self.observe(dir, &frame);
@@ -264,60 +258,6 @@ mod tests {
         );
         assert!(text.contains(&format!("\"truncatedFrom\":{}", MAX_CAPTURE_LINE + 10)));
         assert!(text.contains(r#""data":"""#), "{text}");
-    }
-
-    proptest::proptest! {
-        /// A front-end that parsed a message itself gets the entry the text path makes of it,
-        /// through a whole session: redaction, echoes of secrets seen before, era decision.
-        #[test]
-        fn a_parsed_message_is_captured_as_its_text_would_be(
-            messages in proptest::collection::vec(
-                (
-                    proptest::bool::ANY,
-                    proptest::prop_oneof![
-                        proptest::strategy::Just("initialize"),
-                        proptest::strategy::Just("server/discover"),
-                        proptest::strategy::Just("tools/call"),
-                    ],
-                    proptest::prop_oneof![
-                        proptest::strategy::Just("token"),
-                        proptest::strategy::Just("note"),
-                        proptest::strategy::Just("authorization"),
-                    ],
-                    proptest::prop_oneof![
-                        "[a-z0-9 ]{0,12}",
-                        "(Bearer )?[A-Za-z0-9._-]{8,24}",
-                        "ghp_[A-Za-z0-9]{20,30}",
-                        r#"x\\u00e9[a-z]{0,4}\\n\\"[a-z]{0,3}"#,
-                    ],
-                    0u8..4,
-                ),
-                1..12,
-            ),
-            redacting in proptest::bool::ANY,
-        ) {
-            let redactor = || redacting.then(Redactor::builtin);
-            let (mut by_text, mut by_frame) = (Capture::new(redactor()), Capture::new(redactor()));
-            for (i, (from_client, method, key, value, shape)) in messages.iter().enumerate() {
-                let dir = if *from_client { Dir::C2s } else { Dir::S2c };
-                let text = match shape {
-                    0 => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"{method}","params":{{"{key}":"{value}"}}}}"#),
-                    1 => format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{"{key}":"{value}","n":1.50}}}}"#),
-                    2 => format!(r#"{{"jsonrpc":"2.0","id":"{value}","error":{{"code":-1,"message":"{value}"}}}}"#),
-                    _ => format!(r#" {{ "jsonrpc" : "2.0", "method":"{method}", "params":{{"{key}":["{value}"]}} }}"#),
-                };
-                let t = i as u64;
-                let expected = by_text.piece(t, dir, message_line(text.as_bytes()));
-                let got = jsonrpc::Frame::parse(&text).map(|frame| by_frame.parsed(t, dir, frame));
-                proptest::prop_assert_eq!(
-                    expected.map(|e| e.to_line()),
-                    got.map(|e| e.to_line()),
-                    "{}", text
-                );
-                proptest::prop_assert_eq!(by_text.era(), by_frame.era());
-                proptest::prop_assert_eq!(by_text.secrets(), by_frame.secrets());
-            }
-        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub(crate) mod append;
 pub(crate) mod capture;
+pub(crate) mod exchange;
 pub(crate) mod http;
 pub(crate) mod output;
 pub(crate) mod recorder;

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 use std::collections::BTreeMap;
 
 use crate::cassette::{Chunk, Dir, Entry, Header, Transport};
-use crate::jsonrpc::{Frame, Id};
+use crate::jsonrpc::Id;
 use crate::protocol::Era;
 use crate::record::append::{self, AppendRefusal, AppendTarget};
 use crate::record::capture::{self, Capture};
+use crate::record::exchange::{Exchanges, Sent};
 use crate::record::output::{Output, Placement};
 use crate::record::sink::StreamSink;
 use crate::redact::Redactor;
@@ -77,17 +78,25 @@ pub(crate) struct Summary {
 enum Msg {
     /// Part of a byte stream, split into lines on the capture thread.
     Data(Dir, u64, Vec<u8>),
-    /// One whole message, framed by the front-end, with the HTTP status to record beside it
-    /// when it is not the one the exchange implies.
-    Message(Dir, u64, Vec<u8>, Option<u16>),
-    /// One whole message the front-end parsed already (it needed the request's id and kind):
-    /// captured without reading it again.
-    Frame(Dir, u64, Frame),
-    /// A streamed answer opened (an HTTP front-end's SSE response): `key` names it until it ends.
+    /// The body of HTTP exchange `exchange`'s request, one whole message.
+    Request {
+        t: u64,
+        exchange: u64,
+        body: Vec<u8>,
+    },
+    /// The body of exchange `exchange`'s answer, one whole message, and its HTTP status.
+    Answer {
+        t: u64,
+        exchange: u64,
+        body: Vec<u8>,
+        status: u16,
+    },
+    /// A streamed answer opened (an HTTP front-end's SSE response): `key` names it until it
+    /// ends; `exchange` is the POST it answers (none for a standalone GET stream).
     StreamOpen {
         key: u64,
         t: u64,
-        id: Option<Id>,
+        exchange: Option<u64>,
         via_get: bool,
     },
     /// The data of one event of an open stream.
@@ -267,47 +276,43 @@ impl Tap {
         self.queue_copy(bytes.len(), Msg::Data(dir, t, bytes.to_vec()))
     }
 
-    /// Hands the capture a copy of one whole message that went `dir`, for a front-end that
-    /// frames messages itself (a request or response body, an event of a stream), with the
-    /// same ordering rule and waiting as [`Tap::bytes`].
-    /// A message already in a buffer of its own is handed over as it is, not copied again.
-    pub(crate) fn message(&self, dir: Dir, message: impl Into<Vec<u8>>) -> bool {
+    /// Hands the capture the body of HTTP exchange `exchange`'s request (numbered by the
+    /// front-end, unique in the session), one whole message, with the same ordering rule and
+    /// waiting as [`Tap::bytes`]. The capture reads it, for its entry and for what the
+    /// exchange's answer implies ([`exchange`]); the front-end need not.
+    pub(crate) fn request(&self, exchange: u64, body: impl Into<Vec<u8>>) -> bool {
         let t = self.now();
-        let message = message.into();
-        self.queue_copy(message.len(), Msg::Message(dir, t, message, None))
+        let body = body.into();
+        self.queue_copy(body.len(), Msg::Request { t, exchange, body })
     }
 
-    /// [`Tap::message`] for an HTTP body answered with a status that is not the one the
-    /// exchange implies, recorded beside the frame as `http.status`.
-    pub(crate) fn message_with_status(
-        &self,
-        dir: Dir,
-        message: impl Into<Vec<u8>>,
-        status: u16,
-    ) -> bool {
+    /// The body of exchange `exchange`'s answer, one whole message, and the status it came
+    /// with: recorded beside the frame as `http.status` when it is not the one the request
+    /// implies. Handed over as it is, not copied again.
+    pub(crate) fn answer(&self, exchange: u64, body: impl Into<Vec<u8>>, status: u16) -> bool {
         let t = self.now();
-        let message = message.into();
-        self.queue_copy(message.len(), Msg::Message(dir, t, message, Some(status)))
-    }
-
-    /// [`Tap::message`] for a message the front-end parsed already: the capture takes the frame
-    /// as it is (a proxy that reads each request for its id would otherwise have it read twice,
-    /// once on each thread). `frame` must be what [`Frame::parse`] makes of the message, which
-    /// is what the capture would have made of it.
-    pub(crate) fn frame(&self, dir: Dir, frame: Frame) -> bool {
-        let t = self.now();
-        self.queue_copy(frame.text().len(), Msg::Frame(dir, t, frame))
+        let body = body.into();
+        self.queue_copy(
+            body.len(),
+            Msg::Answer {
+                t,
+                exchange,
+                body,
+                status,
+            },
+        )
     }
 
     /// A streamed server answer opened: `key` (unique in the session) names it in
-    /// [`Tap::stream_event`] and [`Tap::stream_end`]; `id` is the request it answers, `via_get`
-    /// marks a standalone GET stream. Its entry takes this moment as its time.
-    pub(crate) fn stream_open(&self, key: u64, id: Option<Id>, via_get: bool) -> bool {
+    /// [`Tap::stream_event`] and [`Tap::stream_end`]; `exchange` is the POST it answers, whose
+    /// request id its entry names; `via_get` marks a standalone GET stream. Its entry takes
+    /// this moment as its time.
+    pub(crate) fn stream_open(&self, key: u64, exchange: Option<u64>, via_get: bool) -> bool {
         let t = self.now();
         self.send(Msg::StreamOpen {
             key,
             t,
-            id,
+            exchange,
             via_get,
         })
     }
@@ -395,6 +400,7 @@ fn capture_loop(
     // Ordered by key, which front-ends hand out in opening order: streams still open at the
     // end are written in that order.
     let mut streams: BTreeMap<u64, OpenStream> = BTreeMap::new();
+    let mut exchanges = Exchanges::default();
     let mut announced = false;
     let mut c2s = capture::line_buffer();
     let mut s2c = capture::line_buffer();
@@ -414,29 +420,37 @@ fn capture_loop(
                 backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
                 false
             }
-            Msg::Message(dir, t, bytes, status) => {
-                last_t[slot(dir)] = t;
-                let mut entry = capture.piece(t, dir, capture::message_line(&bytes));
-                if let (Some(entry), Some(status)) = (&mut entry, status) {
+            Msg::Request { t, exchange, body } => {
+                last_t[slot(Dir::C2s)] = t;
+                let entry = capture.piece(t, Dir::C2s, capture::message_line(&body));
+                exchanges.sent(exchange, Sent::of(entry.as_ref()));
+                entries.extend(entry);
+                backlog.bytes.fetch_sub(body.len(), Ordering::AcqRel);
+                false
+            }
+            Msg::Answer {
+                t,
+                exchange,
+                body,
+                status,
+            } => {
+                last_t[slot(Dir::S2c)] = t;
+                let expected = exchanges.answered(exchange).expected;
+                let mut entry = capture.piece(t, Dir::S2c, capture::message_line(&body));
+                if let (Some(entry), true) = (&mut entry, status != expected) {
                     entry.set_member("http", &HttpStatus { status });
                 }
                 entries.extend(entry);
-                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
-                false
-            }
-            Msg::Frame(dir, t, frame) => {
-                last_t[slot(dir)] = t;
-                let len = frame.text().len();
-                entries.push(capture.parsed(t, dir, frame));
-                backlog.bytes.fetch_sub(len, Ordering::AcqRel);
+                backlog.bytes.fetch_sub(body.len(), Ordering::AcqRel);
                 false
             }
             Msg::StreamOpen {
                 key,
                 t,
-                id,
+                exchange,
                 via_get,
             } => {
+                let id = exchange.and_then(|n| exchanges.answered(n).id);
                 streams.insert(
                     key,
                     OpenStream {
@@ -591,7 +605,7 @@ mod tests {
         // A stream cut mid-line, as a pipe delivers it; then a message framed by its front-end.
         assert!(tap.bytes(Dir::C2s, br#"{"jsonrpc":"2.0","id":1,"meth"#));
         assert!(tap.bytes(Dir::C2s, b"od\":\"initialize\",\"params\":{}}\n"));
-        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        assert!(tap.answer(0, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 200));
         tap.end(Dir::C2s);
         let summary = recorder.finish().unwrap();
         assert_eq!(summary.entries, 2);
@@ -628,25 +642,22 @@ mod tests {
         })
         .unwrap();
         let tap = recorder.tap();
-        assert!(tap.message(
-            Dir::C2s,
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
-        ));
+        assert!(tap.request(1, br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#));
         tap.sessioned();
-        assert!(tap.message(Dir::S2c, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
-        assert!(tap.message(
-            Dir::C2s,
-            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#
-        ));
-        assert!(tap.stream_open(0, Some(Id::Number("2".into())), false));
+        // The status a request implies is not recorded.
+        assert!(tap.answer(1, br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, 200));
+        assert!(tap.request(2, br#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#));
+        // The stream answers exchange 2: its entry names the request's id.
+        assert!(tap.stream_open(0, Some(2), false));
         assert!(tap.stream_open(1, None, true));
         assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
         assert!(tap.stream_event(0, b"not json"));
         assert!(tap.stream_event(1, br#"{"jsonrpc":"2.0","method":"notifications/message"}"#));
         assert!(tap.stream_event(0, br#"{"jsonrpc":"2.0","id":2,"result":{}}"#));
         tap.stream_end(0);
-        assert!(tap.message_with_status(
-            Dir::S2c,
+        // An answer to an exchange not seen: a request is assumed, and 400 is not its status.
+        assert!(tap.answer(
+            3,
             br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}"#,
             400
         ));

@@ -14,7 +14,6 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 
-use crate::cassette::Dir;
 use crate::record::capture::MAX_CAPTURE_LINE;
 use crate::record::recorder::Tap;
 use crate::transport::http::sse;
@@ -38,15 +37,18 @@ impl Observer for Ignore {
 /// A JSON answer: one message, captured when the body is complete.
 pub(super) struct JsonAnswer {
     tap: Tap,
-    /// The status to record beside it, when the exchange does not imply it.
-    status: Option<u16>,
+    /// The exchange it answers, as numbered for the recorder.
+    exchange: u64,
+    /// The status it came with (the capture records it when the request implies another).
+    status: u16,
     body: Vec<u8>,
 }
 
 impl JsonAnswer {
-    pub(super) fn new(tap: Tap, status: Option<u16>) -> JsonAnswer {
+    pub(super) fn new(tap: Tap, exchange: u64, status: u16) -> JsonAnswer {
         JsonAnswer {
             tap,
+            exchange,
             status,
             body: Vec::new(),
         }
@@ -70,10 +72,7 @@ impl Observer for JsonAnswer {
         // answer's own: a slice of hyper's frames would hold their whole read buffers for as
         // long as the capture queue waits (peak RSS 9 → 15 MiB under load, docs/benchmarks.md).
         let body = std::mem::take(&mut self.body);
-        match self.status {
-            Some(status) => self.tap.message_with_status(Dir::S2c, body, status),
-            None => self.tap.message(Dir::S2c, body),
-        };
+        self.tap.answer(self.exchange, body, self.status);
     }
 }
 

@@ -28,8 +28,6 @@ use http::{HeaderValue, Method, Request, Response, StatusCode, Uri, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
-use crate::cassette::Dir;
-use crate::jsonrpc::{Frame, FrameKind, Id};
 use crate::protocol::Era;
 use crate::record::recorder::{RecordError, Recorder, Recording, Tap};
 use crate::transport::http::SESSION_ID;
@@ -90,6 +88,8 @@ struct State {
     shutdown: Shutdown,
     /// Names streams for the recorder, in opening order.
     next_stream: AtomicU64,
+    /// Numbers exchanges for the recorder, which ties each answer to its request.
+    next_exchange: AtomicU64,
     /// The recorder was told about a session id already.
     sessioned: AtomicBool,
     /// The compressed-answer warning was printed already.
@@ -129,6 +129,7 @@ pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
             timeout,
             shutdown: shutdown.clone(),
             next_stream: AtomicU64::new(0),
+            next_exchange: AtomicU64::new(0),
             sessioned: AtomicBool::new(false),
             warned_coding: AtomicBool::new(false),
         });
@@ -173,34 +174,6 @@ fn watch_signals(shutdown: Shutdown) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What a POST carried, as far as the answer's capture cares.
-struct Sent {
-    /// The request id, when the body was one request.
-    id: Option<Id>,
-    /// The status the exchange implies: 200 for a request, 202 for anything else.
-    expected: u16,
-}
-
-/// What a POST body tells the answer's capture; `frame` is the body read as one message.
-fn sent(frame: Option<&Frame>) -> Sent {
-    match frame {
-        Some(f) if f.kind() == FrameKind::Request => Sent {
-            id: f.id().cloned(),
-            expected: 200,
-        },
-        Some(_) => Sent {
-            id: None,
-            expected: 202,
-        },
-        // A batch or something unreadable: the server answers it as it will; 200 is what a
-        // request would get.
-        None => Sent {
-            id: None,
-            expected: 200,
-        },
-    }
-}
-
 async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     if !inbound::origin_allowed(request.headers()) {
         return inbound::forbidden_origin();
@@ -227,22 +200,13 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     };
     let post = parts.method == Method::POST;
     let get = parts.method == Method::GET;
-    let sent = if post && !body.is_empty() {
-        // Read once, here, for the answer's capture; the capture takes the frame as it is.
-        // It is queued before the request goes on: its answer can only come after it.
-        let frame = std::str::from_utf8(&body).ok().and_then(Frame::parse);
-        let sent = sent(frame.as_ref());
-        match frame {
-            Some(frame) => state.tap.frame(Dir::C2s, frame),
-            None => state.tap.message(Dir::C2s, &body[..]),
-        };
-        sent
-    } else {
-        Sent {
-            id: None,
-            expected: 200,
-        }
-    };
+    let exchange = state.next_exchange.fetch_add(1, Ordering::Relaxed);
+    if post && !body.is_empty() {
+        // Queued before the request goes on: its answer can only come after it. The capture
+        // thread reads it, for its entry and for what its answer implies; this thread only
+        // numbers the exchange, so reading the request costs the forwarding path nothing.
+        state.tap.request(exchange, &body[..]);
+    }
 
     let mut upstream = Request::new(Full::new(body));
     *upstream.method_mut() = parts.method;
@@ -284,13 +248,12 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     let body = match (kind, coding) {
         (BodyKind::EventStream, false) if post || get => {
             let key = state.next_stream.fetch_add(1, Ordering::Relaxed);
-            state.tap.stream_open(key, sent.id, get);
+            state.tap.stream_open(key, post.then_some(exchange), get);
             let observer = EventStream::new(state.tap.clone(), key);
             Relay::new(upstream_body, observer, Some(stop())).boxed()
         }
         (BodyKind::Json, false) if post => {
-            let recorded = (status != sent.expected).then_some(status);
-            let observer = JsonAnswer::new(state.tap.clone(), recorded);
+            let observer = JsonAnswer::new(state.tap.clone(), exchange, status);
             Relay::new(upstream_body, observer, None).boxed()
         }
         (BodyKind::EventStream, _) => Relay::new(upstream_body, Ignore, Some(stop())).boxed(),
