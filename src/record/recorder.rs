@@ -279,7 +279,7 @@ impl Tap {
     /// Hands the capture the body of HTTP exchange `exchange`'s request (numbered by the
     /// front-end, unique in the session), one whole message, with the same ordering rule and
     /// waiting as [`Tap::bytes`]. The capture reads it, for its entry and for what the
-    /// exchange's answer implies ([`exchange`]); the front-end need not.
+    /// exchange's answer implies ([`Exchanges`]); the front-end need not.
     pub(crate) fn request(&self, exchange: u64, body: impl Into<Vec<u8>>) -> bool {
         let t = self.now();
         let body = body.into();

@@ -14,7 +14,8 @@
 //!   minted a session id.
 //!
 //! One current-thread runtime serves every connection; the recorder's own thread does the
-//! capture work, so forwarding never waits for redaction or the disk.
+//! capture work, reading each request included (exchanges are numbered here and paired there),
+//! so forwarding never waits for parsing, redaction or the disk.
 
 mod body;
 mod headers;
@@ -39,9 +40,6 @@ use self::headers::BodyKind;
 
 /// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
 pub(crate) const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
-// A body is captured as one message without the capture's own length check: that holds only
-// while every body the proxy accepts is within the capture's line limit.
-const _: () = assert!(MAX_REQUEST_BODY <= crate::record::capture::MAX_CAPTURE_LINE);
 
 /// How long the upstream gets to start answering (status and headers) before the client gets
 /// 502. A streamed answer, once started, may stay open as long as the upstream keeps it.
