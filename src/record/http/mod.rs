@@ -18,6 +18,7 @@
 //! so forwarding never waits for parsing, redaction or the disk.
 
 mod body;
+mod deadline;
 mod headers;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use crate::transport::http::inbound::{self, BindError, Body, BodyError, Shutdown
 use crate::transport::http::outbound::{Outbound, OutboundError};
 
 use self::body::{EventStream, Ignore, JsonAnswer, Relay, Stop};
+use self::deadline::Deadlines;
 use self::headers::BodyKind;
 
 /// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
@@ -83,6 +85,7 @@ struct State {
     outbound: Outbound,
     upstream: Uri,
     timeout: Duration,
+    deadlines: Deadlines,
     shutdown: Shutdown,
     /// Names streams for the recorder, in opening order.
     next_stream: AtomicU64,
@@ -103,6 +106,7 @@ pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
         .map_err(|e| ProxyError::Record(RecordError::Runtime(e)))?;
     let outbound = Outbound::for_url(&proxy.upstream)?;
     let timeout = upstream_timeout();
+    let deadlines = Deadlines::start(timeout).map_err(RecordError::Runtime)?;
     let recorder = runtime.block_on(async {
         let listening = inbound::bind(&proxy.listen).await?;
         // Signals are caught from here on, before a client can be told where we listen.
@@ -125,6 +129,7 @@ pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
             outbound,
             upstream: proxy.upstream.clone(),
             timeout,
+            deadlines,
             shutdown: shutdown.clone(),
             next_stream: AtomicU64::new(0),
             next_exchange: AtomicU64::new(0),
@@ -212,10 +217,11 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     let mut upstream_headers = parts.headers;
     headers::upstream_request(&mut upstream_headers);
     *upstream.headers_mut() = upstream_headers;
-    let answer = match tokio::time::timeout(state.timeout, state.outbound.send(upstream)).await {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(err)) => return upstream_failed(&err.to_string()),
-        Err(_) => {
+    let sending = std::pin::pin!(state.outbound.send(upstream));
+    let answer = match state.deadlines.within(sending).await {
+        Some(Ok(answer)) => answer,
+        Some(Err(err)) => return upstream_failed(&err.to_string()),
+        None => {
             return upstream_failed(&format!(
                 "no answer within {} ms",
                 state.timeout.as_millis()
