@@ -3,7 +3,7 @@
 
 use http::header::{self, HeaderMap, HeaderValue};
 
-use crate::transport::http::remove_hop_by_hop;
+use crate::transport::http::{SESSION_ID, remove_hop_by_hop};
 
 /// The headers of a client request as they go upstream: verbatim, less the hop-by-hop set, and
 /// asking for an unencoded answer. The recorder must read every answer to capture it, and this
@@ -19,28 +19,66 @@ pub(super) fn upstream_request(headers: &mut HeaderMap) {
     );
 }
 
-/// A content coding other than `identity` on an answer, if any.
-pub(super) fn content_coding(headers: &HeaderMap) -> Option<&HeaderValue> {
-    headers
-        .get(header::CONTENT_ENCODING)
-        .filter(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+/// What the proxy needs to know of an answer's headers, read in one pass over them: looking
+/// each fact up by name hashed a name per lookup, four times an answer (a tenth of what the
+/// recorder added to a bare relay's forwarding thread, docs/benchmarks.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct AnswerHead {
+    /// By the first `content-type`.
+    pub kind: BodyKind,
+    /// The first `content-encoding` names a coding other than `identity`.
+    pub coded: bool,
+    /// Some `content-encoding` value says `identity`, which claims nothing.
+    pub says_identity: bool,
+    /// The server minted a session id (`Mcp-Session-Id`).
+    pub sessioned: bool,
+}
+
+impl AnswerHead {
+    pub(super) fn read(headers: &HeaderMap) -> AnswerHead {
+        let mut head = AnswerHead {
+            kind: BodyKind::Other,
+            coded: false,
+            says_identity: false,
+            sessioned: false,
+        };
+        let (mut typed, mut encoded) = (false, false);
+        for (name, value) in headers {
+            if *name == header::CONTENT_TYPE {
+                if !typed {
+                    head.kind = body_kind(value);
+                    typed = true;
+                }
+            } else if *name == header::CONTENT_ENCODING {
+                let identity = is_identity(value);
+                if !encoded {
+                    head.coded = !identity;
+                    encoded = true;
+                }
+                head.says_identity |= identity;
+            } else if *name == SESSION_ID {
+                head.sessioned = true;
+            }
+        }
+        head
+    }
+}
+
+fn is_identity(value: &HeaderValue) -> bool {
+    value.as_bytes().eq_ignore_ascii_case(b"identity")
 }
 
 /// The headers of an upstream answer as they go to the client: verbatim, less the hop-by-hop
-/// set and a `content-encoding: identity` that claims nothing. A real coding (an upstream that
-/// compressed although asked not to) is kept with the bytes it describes. Edited in place.
-pub(super) fn client_response(headers: &mut HeaderMap) {
+/// set and a `content-encoding: identity` that claims nothing (`says_identity`, from
+/// [`AnswerHead`]). A real coding (an upstream that compressed although asked not to) is kept
+/// with the bytes it describes. Edited in place.
+pub(super) fn client_response(headers: &mut HeaderMap, says_identity: bool) {
     remove_hop_by_hop(headers);
-    let identity = |v: &HeaderValue| v.as_bytes().eq_ignore_ascii_case(b"identity");
-    if headers
-        .get_all(header::CONTENT_ENCODING)
-        .iter()
-        .any(identity)
-    {
+    if says_identity {
         let kept: Vec<HeaderValue> = headers
             .get_all(header::CONTENT_ENCODING)
             .iter()
-            .filter(|v| !identity(v))
+            .filter(|v| !is_identity(v))
             .cloned()
             .collect();
         headers.remove(header::CONTENT_ENCODING);
@@ -59,13 +97,10 @@ pub(super) enum BodyKind {
     Other,
 }
 
-pub(super) fn body_kind(headers: &HeaderMap) -> BodyKind {
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return BodyKind::Other;
-    };
+fn body_kind(content_type: &HeaderValue) -> BodyKind {
     // The essence: what comes before any parameter, trimmed; compared without case. Bytes,
     // not text, and no lowercased copy: this runs on every answer.
-    let value = value.as_bytes();
+    let value = content_type.as_bytes();
     let essence = value
         .split(|&b| b == b';')
         .next()
@@ -116,23 +151,80 @@ mod tests {
         a.append("content-encoding", "identity".parse().unwrap());
         a.append("set-cookie", "a=1".parse().unwrap());
         a.append("set-cookie", "b=2".parse().unwrap());
-        let mut down = a.clone();
-        client_response(&mut down);
+        let down = answer(&a);
         assert!(down.get("transfer-encoding").is_none());
         assert!(down.get("content-encoding").is_none());
         assert_eq!(down.get_all("set-cookie").iter().count(), 2);
         a.insert("content-encoding", "gzip".parse().unwrap());
-        let mut down = a.clone();
-        client_response(&mut down);
+        let down = answer(&a);
         assert_eq!(down["content-encoding"], "gzip");
         // Only the `identity` values go; a real coding beside one stays.
         a.append("content-encoding", "Identity".parse().unwrap());
         a.append("content-encoding", "br".parse().unwrap());
-        let mut down = a.clone();
-        client_response(&mut down);
+        let down = answer(&a);
         let codings: Vec<_> = down.get_all("content-encoding").iter().collect();
         assert_eq!(codings, ["gzip", "br"]);
-        assert!(content_coding(&a).is_some());
+        assert!(AnswerHead::read(&a).coded);
+    }
+
+    /// The answer's headers as the client gets them.
+    fn answer(headers: &HeaderMap) -> HeaderMap {
+        let mut down = headers.clone();
+        client_response(&mut down, AnswerHead::read(headers).says_identity);
+        down
+    }
+
+    /// The one pass reads what a lookup by name would: the first `content-type`, the first
+    /// `content-encoding`, and whether any says `identity` or a session id came.
+    #[test]
+    fn the_answer_head_is_what_lookups_by_name_give() {
+        let values: [(&str, &[&str]); 4] = [
+            (
+                "content-type",
+                &["application/json", "text/event-stream", "text/html"],
+            ),
+            ("content-encoding", &["identity", "gzip", "IDENTITY"]),
+            ("mcp-session-id", &["abc"]),
+            ("x-other", &["1"]),
+        ];
+        // Every map of up to three headers drawn from those, in every order.
+        let all: Vec<(&str, &str)> = values
+            .iter()
+            .flat_map(|(n, vs)| vs.iter().map(move |v| (*n, *v)))
+            .collect();
+        let mut maps = vec![Vec::new()];
+        let mut level = maps.clone();
+        for _ in 0..3 {
+            level = level
+                .iter()
+                .flat_map(|m: &Vec<(&str, &str)>| {
+                    all.iter().map(move |h| {
+                        let mut m = m.clone();
+                        m.push(*h);
+                        m
+                    })
+                })
+                .collect();
+            maps.extend(level.iter().cloned());
+        }
+        assert_eq!(maps.len(), 1 + 8 + 64 + 512);
+        for pairs in maps {
+            let mut h = HeaderMap::new();
+            for (n, v) in &pairs {
+                h.append(*n, v.parse().unwrap());
+            }
+            let by_name = AnswerHead {
+                kind: h
+                    .get(header::CONTENT_TYPE)
+                    .map_or(BodyKind::Other, body_kind),
+                coded: h
+                    .get(header::CONTENT_ENCODING)
+                    .is_some_and(|v| !is_identity(v)),
+                says_identity: h.get_all(header::CONTENT_ENCODING).iter().any(is_identity),
+                sessioned: h.contains_key(&SESSION_ID),
+            };
+            assert_eq!(AnswerHead::read(&h), by_name, "{pairs:?}");
+        }
     }
 
     #[test]
@@ -140,7 +232,7 @@ mod tests {
         let kind = |ct: &str| {
             let mut h = HeaderMap::new();
             h.insert("content-type", ct.parse().unwrap());
-            body_kind(&h)
+            AnswerHead::read(&h).kind
         };
         assert_eq!(kind("application/json"), BodyKind::Json);
         assert_eq!(kind("Application/JSON; charset=utf-8"), BodyKind::Json);
@@ -153,6 +245,6 @@ mod tests {
         assert_eq!(kind("application/vnd.api+JSON"), BodyKind::Json);
         assert_eq!(kind("json"), BodyKind::Other);
         assert_eq!(kind("application/jsonx"), BodyKind::Other);
-        assert_eq!(body_kind(&HeaderMap::new()), BodyKind::Other);
+        assert_eq!(AnswerHead::read(&HeaderMap::new()).kind, BodyKind::Other);
     }
 }

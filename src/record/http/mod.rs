@@ -32,13 +32,12 @@ use hyper::body::Incoming;
 
 use crate::protocol::Era;
 use crate::record::recorder::{RecordError, Recorder, Recording, Tap};
-use crate::transport::http::SESSION_ID;
 use crate::transport::http::inbound::{self, BindError, Body, BodyError, Shutdown};
 use crate::transport::http::outbound::{Outbound, OutboundError};
 
 use self::body::{EventStream, Ignore, JsonAnswer, Relay, Stop};
 use self::deadline::Deadlines;
-use self::headers::BodyKind;
+use self::headers::{AnswerHead, BodyKind};
 
 /// Largest request body forwarded; a larger one is answered 413 without reaching upstream.
 pub(crate) const MAX_REQUEST_BODY: usize = 32 * 1024 * 1024;
@@ -230,11 +229,15 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     };
 
     let (mut head, upstream_body) = answer.into_parts();
-    if head.headers.contains_key(&SESSION_ID) && !state.sessioned.swap(true, Ordering::AcqRel) {
+    let AnswerHead {
+        kind,
+        coded: coding,
+        says_identity,
+        sessioned,
+    } = AnswerHead::read(&head.headers);
+    if sessioned && !state.sessioned.swap(true, Ordering::AcqRel) {
         state.tap.sessioned();
     }
-    let coding = headers::content_coding(&head.headers).is_some();
-    let kind = headers::body_kind(&head.headers);
     if coding
         && (post || get)
         && kind != BodyKind::Other
@@ -265,7 +268,7 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
     };
     // Only the status and headers cross: the upstream's HTTP version and extensions belong to
     // its connection, not to the client's.
-    headers::client_response(&mut head.headers);
+    headers::client_response(&mut head.headers, says_identity);
     let mut response = Response::new(body);
     *response.status_mut() = head.status;
     *response.headers_mut() = head.headers;
