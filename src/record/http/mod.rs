@@ -181,18 +181,8 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
         return inbound::forbidden_origin();
     }
     let (parts, incoming) = request.into_parts();
-    let announced = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if announced.is_some_and(|n| n > MAX_REQUEST_BODY as u64) {
-        // Refused on its announced length, before a byte of it is read.
-        let err = BodyError::TooLarge {
-            limit: MAX_REQUEST_BODY,
-        };
-        return plain(StatusCode::PAYLOAD_TOO_LARGE, format!("{err}\n"));
-    }
+    // A body announced over the limit is refused on its `content-length`, before a byte of it
+    // is read (`read_body` sees the length hyper parsed).
     let body = match inbound::read_body(incoming, MAX_REQUEST_BODY).await {
         Ok(body) => body,
         Err(err @ BodyError::TooLarge { .. }) => {
