@@ -8,6 +8,7 @@ pub(crate) mod capture;
 pub(crate) mod exchange;
 pub(crate) mod http;
 pub(crate) mod output;
+pub(crate) mod queue;
 pub(crate) mod recorder;
 pub(crate) mod sink;
 pub(crate) mod stdio;

@@ -10,8 +10,7 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -24,6 +23,7 @@ use crate::record::append::{self, AppendRefusal, AppendTarget};
 use crate::record::capture::{self, Capture};
 use crate::record::exchange::{Exchanges, Sent};
 use crate::record::output::{Output, Placement};
+use crate::record::queue::{Batch, Queue, Span};
 use crate::record::sink::StreamSink;
 use crate::redact::Redactor;
 use crate::transport::child;
@@ -75,20 +75,22 @@ pub(crate) struct Summary {
     pub kept_previous: bool,
 }
 
+/// What a front-end hands the capture thread; a [`Span`] is where the message's bytes are in
+/// the batch it is taken with.
 enum Msg {
     /// Part of a byte stream, split into lines on the capture thread.
-    Data(Dir, u64, Vec<u8>),
+    Data(Dir, u64, Span),
     /// The body of HTTP exchange `exchange`'s request, one whole message.
     Request {
         t: u64,
         exchange: u64,
-        body: Vec<u8>,
+        body: Span,
     },
     /// The body of exchange `exchange`'s answer, one whole message, and its HTTP status.
     Answer {
         t: u64,
         exchange: u64,
-        body: Vec<u8>,
+        body: Span,
         status: u16,
     },
     /// A streamed answer opened (an HTTP front-end's SSE response): `key` names it until it
@@ -103,7 +105,7 @@ enum Msg {
     StreamEvent {
         key: u64,
         t: u64,
-        data: Vec<u8>,
+        data: Span,
     },
     /// The stream ended (or was cut): its one `chunks` entry is written now.
     StreamEnd {
@@ -143,22 +145,20 @@ impl Recorder {
             }
             Target::Append(_) => Sink::Memory(Vec::new()),
         };
-        let (tx, rx) = mpsc::channel::<Msg>();
         let tap = Tap {
-            tx,
-            backlog: Arc::new(Backlog::default()),
+            queue: Arc::default(),
             clock: Instant::now(),
         };
         let capture = Capture::new(rec.redactor);
-        let backlog = Arc::clone(&tap.backlog);
+        let queue = Arc::clone(&tap.queue);
         // The HTTP recorder says on stderr when the era is decided (docs/record.md).
         let announce = rec.header.transport() == Transport::Http;
         let thread = thread::spawn(move || {
-            let _closed = BacklogClosed(&backlog);
+            let _closed = QueueClosed(&queue);
             // Capture should not take a CPU from the forwarders, the client or the server when
             // they wake: it trails behind (its queue is the buffer) rather than delay a message.
             child::make_current_thread_batch();
-            capture_loop(rx, capture, sink, &backlog, announce)
+            capture_loop(&queue, capture, sink, announce)
         });
         Ok(Recorder {
             tap,
@@ -228,79 +228,67 @@ fn target_path(target: &Target) -> String {
     }
 }
 
-/// Bytes handed to the capture thread and not yet taken in. Forwarding never waits for capture
-/// while this stays under [`CAPTURE_BUDGET`]; above it (a flood the disk or the redactor cannot
-/// keep up with) the forwarders pause, so the recorder's memory stays bounded whatever the
-/// session.
-#[derive(Default)]
-struct Backlog {
-    bytes: AtomicUsize,
-    /// The capture thread has ended: nobody will take the backlog in any more.
-    closed: AtomicBool,
-}
+/// Closes the queue when the capture thread ends, however it ends: the forwarders stop
+/// handing it copies (and stop waiting for it to catch up).
+struct QueueClosed<'a>(&'a Queue<Msg>);
 
-/// Marks the backlog closed when the capture thread ends, however it ends.
-struct BacklogClosed<'a>(&'a Backlog);
-
-impl Drop for BacklogClosed<'_> {
+impl Drop for QueueClosed<'_> {
     fn drop(&mut self) {
-        self.0.closed.store(true, Ordering::Release);
+        self.0.close();
     }
 }
 
-/// Capture backlog above which the forwarders wait for the capture thread.
-const CAPTURE_BUDGET: usize = 4 * 1024 * 1024;
+/// Bytes queued for the capture thread above which the forwarders wait for it. Forwarding never
+/// waits while the capture keeps up; in a flood the disk or the redactor cannot keep up with,
+/// the forwarders pause, so the copies held are bounded: this much queued, and at most as much
+/// (plus one message) in the batch the capture thread is working through (docs/record.md).
+/// A 200,000-call flood peaks at the same RSS as when 4 MiB bounded the copies one by one.
+const CAPTURE_BUDGET: usize = 1024 * 1024;
 
 /// What a front-end hands the recorder: copies of the bytes that crossed, stamped with the
 /// session's clock. Cheap to clone, one per forwarding thread.
 #[derive(Clone)]
 pub(crate) struct Tap {
-    tx: mpsc::Sender<Msg>,
-    backlog: Arc<Backlog>,
+    queue: Arc<Queue<Msg>>,
     clock: Instant,
 }
 
 impl Tap {
-    /// Queues a message; `false` when the capture thread is gone.
+    /// Queues a message that carries no bytes; `false` when the capture thread is gone.
     fn send(&self, msg: Msg) -> bool {
-        self.tx.send(msg).is_ok()
+        self.queue.push(&[], |_| msg).is_some()
     }
 
     /// Hands the capture a copy of `bytes` of the byte stream going `dir` (split into lines
-    /// there), then waits while the backlog is over budget. `false` when the capture is gone.
+    /// there), then waits while the queue is over budget. `false` when the capture is gone.
     ///
     /// Call it before forwarding the bytes: an answer can only be read after its request was
     /// forwarded, so the transcript then always holds a request ahead of the answer it caused.
     pub(crate) fn bytes(&self, dir: Dir, bytes: &[u8]) -> bool {
         let t = self.now();
-        self.queue_copy(bytes.len(), Msg::Data(dir, t, bytes.to_vec()))
+        self.queue_copy(bytes, |span| Msg::Data(dir, t, span))
     }
 
     /// Hands the capture the body of HTTP exchange `exchange`'s request (numbered by the
     /// front-end, unique in the session), one whole message, with the same ordering rule and
     /// waiting as [`Tap::bytes`]. The capture reads it, for its entry and for what the
     /// exchange's answer implies ([`Exchanges`]); the front-end need not.
-    pub(crate) fn request(&self, exchange: u64, body: impl Into<Vec<u8>>) -> bool {
+    pub(crate) fn request(&self, exchange: u64, body: &[u8]) -> bool {
         let t = self.now();
-        let body = body.into();
-        self.queue_copy(body.len(), Msg::Request { t, exchange, body })
+        self.queue_copy(body, |body| Msg::Request { t, exchange, body })
     }
 
     /// The body of exchange `exchange`'s answer, one whole message, and the status it came
     /// with: recorded beside the frame as `http.status` when it is not the one the request
-    /// implies. Handed over as it is, not copied again.
-    pub(crate) fn answer(&self, exchange: u64, body: impl Into<Vec<u8>>, status: u16) -> bool {
+    /// implies.
+    pub(crate) fn answer(&self, exchange: u64, body: &[u8], status: u16) -> bool {
         let t = self.now();
-        let body = body.into();
-        self.queue_copy(
-            body.len(),
-            Msg::Answer {
-                t,
-                exchange,
-                body,
-                status,
-            },
-        )
+        self.queue_copy(body, |body| Msg::Answer {
+            t,
+            exchange,
+            body,
+            status,
+        })
     }
 
     /// A streamed server answer opened: `key` (unique in the session) names it in
@@ -318,11 +306,10 @@ impl Tap {
     }
 
     /// The data of one event of stream `key`, as it arrived; same ordering rule and waiting as
-    /// [`Tap::bytes`]. Data already in a buffer of its own is handed over, not copied.
-    pub(crate) fn stream_event(&self, key: u64, data: impl Into<Vec<u8>>) -> bool {
+    /// [`Tap::bytes`].
+    pub(crate) fn stream_event(&self, key: u64, data: &[u8]) -> bool {
         let t = self.now();
-        let data = data.into();
-        self.queue_copy(data.len(), Msg::StreamEvent { key, t, data })
+        self.queue_copy(data, |data| Msg::StreamEvent { key, t, data })
     }
 
     /// Stream `key` ended, whole or cut: its `chunks` entry holds the events seen so far.
@@ -340,16 +327,16 @@ impl Tap {
         self.clock.elapsed().as_millis() as u64
     }
 
-    /// Queues a copy of `len` bytes, then waits while the backlog is over budget.
-    fn queue_copy(&self, len: usize, msg: Msg) -> bool {
-        self.backlog.bytes.fetch_add(len, Ordering::AcqRel);
-        if !self.send(msg) {
+    /// Queues a copy of `bytes` in the message `make` builds, then waits while the queue is
+    /// over budget.
+    fn queue_copy(&self, bytes: &[u8], make: impl FnOnce(Span) -> Msg) -> bool {
+        let Some(queued) = self.queue.push(bytes, make) else {
             return false;
-        }
-        while self.backlog.bytes.load(Ordering::Acquire) > CAPTURE_BUDGET
-            && !self.backlog.closed.load(Ordering::Acquire)
-        {
-            thread::sleep(Duration::from_millis(1));
+        };
+        if queued > CAPTURE_BUDGET {
+            while self.queue.queued() > CAPTURE_BUDGET && !self.queue.is_closed() {
+                thread::sleep(Duration::from_millis(1));
+            }
         }
         true
     }
@@ -391,10 +378,9 @@ impl OpenStream {
 }
 
 fn capture_loop(
-    rx: mpsc::Receiver<Msg>,
+    queue: &Arc<Queue<Msg>>,
     mut capture: Capture,
     mut sink: Sink,
-    backlog: &Backlog,
     announce: bool,
 ) -> io::Result<Captured> {
     // Ordered by key, which front-ends hand out in opening order: streams still open at the
@@ -409,134 +395,130 @@ fn capture_loop(
     let mut last_t = [0u64; 2];
     let slot = |dir: Dir| usize::from(dir == Dir::S2c);
     let mut failure: Option<io::Error> = None;
-    let mut msg = rx.recv().ok();
-    while let Some(current) = msg.take() {
-        let mut entries = Vec::new();
-        let finish = match current {
-            Msg::Data(dir, t, bytes) => {
-                last_t[slot(dir)] = t;
-                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
-                splitter.feed(&bytes, |line| entries.extend(capture.piece(t, dir, line)));
-                backlog.bytes.fetch_sub(bytes.len(), Ordering::AcqRel);
-                false
-            }
-            Msg::Request { t, exchange, body } => {
-                last_t[slot(Dir::C2s)] = t;
-                let entry = capture.piece(t, Dir::C2s, capture::message_line(&body));
-                exchanges.sent(exchange, Sent::of(entry.as_ref()));
-                entries.extend(entry);
-                backlog.bytes.fetch_sub(body.len(), Ordering::AcqRel);
-                false
-            }
-            Msg::Answer {
-                t,
-                exchange,
-                body,
-                status,
-            } => {
-                last_t[slot(Dir::S2c)] = t;
-                let expected = exchanges.answered(exchange).expected;
-                let mut entry = capture.piece(t, Dir::S2c, capture::message_line(&body));
-                if let (Some(entry), true) = (&mut entry, status != expected) {
-                    entry.set_member("http", &HttpStatus { status });
+    let mut batch: Batch<Msg> = Batch::default();
+    let mut more = queue.take_waiting(&mut batch);
+    'session: while more {
+        let Batch { messages, bytes } = &mut batch;
+        for current in messages.drain(..) {
+            let mut entries = Vec::new();
+            let finish = match current {
+                Msg::Data(dir, t, span) => {
+                    last_t[slot(dir)] = t;
+                    let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                    splitter.feed(&bytes[span], |line| {
+                        entries.extend(capture.piece(t, dir, line));
+                    });
+                    false
                 }
-                entries.extend(entry);
-                backlog.bytes.fetch_sub(body.len(), Ordering::AcqRel);
-                false
-            }
-            Msg::StreamOpen {
-                key,
-                t,
-                exchange,
-                via_get,
-            } => {
-                let id = exchange.and_then(|n| exchanges.answered(n).id);
-                streams.insert(
+                Msg::Request { t, exchange, body } => {
+                    last_t[slot(Dir::C2s)] = t;
+                    let entry = capture.piece(t, Dir::C2s, capture::message_line(&bytes[body]));
+                    exchanges.sent(exchange, Sent::of(entry.as_ref()));
+                    entries.extend(entry);
+                    false
+                }
+                Msg::Answer {
+                    t,
+                    exchange,
+                    body,
+                    status,
+                } => {
+                    last_t[slot(Dir::S2c)] = t;
+                    let expected = exchanges.answered(exchange).expected;
+                    let mut entry = capture.piece(t, Dir::S2c, capture::message_line(&bytes[body]));
+                    if let (Some(entry), true) = (&mut entry, status != expected) {
+                        entry.set_member("http", &HttpStatus { status });
+                    }
+                    entries.extend(entry);
+                    false
+                }
+                Msg::StreamOpen {
                     key,
-                    OpenStream {
-                        t,
-                        id,
-                        via_get,
-                        chunks: Vec::new(),
-                    },
-                );
-                false
-            }
-            Msg::StreamEvent { key, t, data } => {
-                last_t[1] = t;
-                let frame = capture.event_frame(Dir::S2c, &data);
-                if let (Some(stream), Some(frame)) = (streams.get_mut(&key), frame) {
-                    stream.chunks.push(Chunk { t, frame });
+                    t,
+                    exchange,
+                    via_get,
+                } => {
+                    let id = exchange.and_then(|n| exchanges.answered(n).id);
+                    streams.insert(
+                        key,
+                        OpenStream {
+                            t,
+                            id,
+                            via_get,
+                            chunks: Vec::new(),
+                        },
+                    );
+                    false
                 }
-                backlog.bytes.fetch_sub(data.len(), Ordering::AcqRel);
-                false
-            }
-            Msg::StreamEnd { key } => {
-                entries.extend(streams.remove(&key).map(OpenStream::into_entry));
-                false
-            }
-            Msg::Sessioned => {
-                if let Sink::Stream(s) = &mut sink {
-                    s.set_sessioned();
+                Msg::StreamEvent { key, t, data } => {
+                    last_t[1] = t;
+                    let frame = capture.event_frame(Dir::S2c, &bytes[data]);
+                    if let (Some(stream), Some(frame)) = (streams.get_mut(&key), frame) {
+                        stream.chunks.push(Chunk { t, frame });
+                    }
+                    false
                 }
-                false
+                Msg::StreamEnd { key } => {
+                    entries.extend(streams.remove(&key).map(OpenStream::into_entry));
+                    false
+                }
+                Msg::Sessioned => {
+                    if let Sink::Stream(s) = &mut sink {
+                        s.set_sessioned();
+                    }
+                    false
+                }
+                Msg::Eof(dir) => {
+                    let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
+                    let t = last_t[slot(dir)];
+                    splitter.finish_with(|line| entries.extend(capture.piece(t, dir, line)));
+                    false
+                }
+                Msg::Finish => true,
+            };
+            for warning in capture.take_warnings() {
+                eprintln!("{warning}");
             }
-            Msg::Eof(dir) => {
-                let splitter = if dir == Dir::C2s { &mut c2s } else { &mut s2c };
-                let t = last_t[slot(dir)];
-                splitter.finish_with(|line| entries.extend(capture.piece(t, dir, line)));
-                false
+            if announce && !announced {
+                if let (Some(era), Some(method)) = (capture.era(), capture.decided_by()) {
+                    eprintln!("mcp-cassette: recording as {era} (decided by \"{method}\")");
+                    announced = true;
+                }
             }
-            Msg::Finish => true,
-        };
-        for warning in capture.take_warnings() {
-            eprintln!("{warning}");
+            for entry in entries {
+                count += 1;
+                from_server += usize::from(entry.dir == Some(Dir::S2c));
+                match &mut sink {
+                    Sink::Stream(s) if failure.is_none() => {
+                        if let Err(e) = s.push(&entry, capture.era()) {
+                            failure = Some(e);
+                        }
+                    }
+                    Sink::Stream(_) => {}
+                    Sink::Memory(v) => v.push(entry),
+                }
+            }
+            if finish {
+                break 'session;
+            }
         }
-        if announce && !announced {
-            if let (Some(era), Some(method)) = (capture.era(), capture.decided_by()) {
-                eprintln!("mcp-cassette: recording as {era} (decided by \"{method}\")");
-                announced = true;
-            }
-        }
-        for entry in entries {
-            count += 1;
-            from_server += usize::from(entry.dir == Some(Dir::S2c));
-            match &mut sink {
-                Sink::Stream(s) if failure.is_none() => {
-                    if let Err(e) = s.push(&entry, capture.era()) {
+        queue.take(&mut batch);
+        if batch.messages.is_empty() {
+            // Caught up. Waiting on the queue now would make every message the forwarders
+            // queue a wake-up of this thread, a context switch on the forwarding path of
+            // each. While traffic flows, nap instead and take what piled up in one go; only
+            // after a quiet nap, flush to the OS and wait.
+            thread::sleep(CAPTURE_NAP);
+            queue.take(&mut batch);
+            if batch.messages.is_empty() {
+                if let (Sink::Stream(s), None) = (&mut sink, &failure) {
+                    if let Err(e) = s.flush() {
                         failure = Some(e);
                     }
                 }
-                Sink::Stream(_) => {}
-                Sink::Memory(v) => v.push(entry),
+                more = queue.take_waiting(&mut batch);
             }
         }
-        if finish {
-            break;
-        }
-        msg = match rx.try_recv() {
-            Ok(m) => Some(m),
-            Err(mpsc::TryRecvError::Empty) => {
-                // Caught up. Blocking in `recv` now would make every chunk the forwarders
-                // queue a wake-up of this thread, a context switch on the forwarding path of
-                // each message. While traffic flows, nap instead and take what piled up in
-                // one go; only after a quiet nap, flush to the OS and block.
-                thread::sleep(CAPTURE_NAP);
-                match rx.try_recv() {
-                    Ok(m) => Some(m),
-                    Err(mpsc::TryRecvError::Empty) => {
-                        if let (Sink::Stream(s), None) = (&mut sink, &failure) {
-                            if let Err(e) = s.flush() {
-                                failure = Some(e);
-                            }
-                        }
-                        rx.recv().ok()
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => None,
-                }
-            }
-            Err(mpsc::TryRecvError::Disconnected) => None,
-        };
     }
     // Lines still open when the pipes closed (a last line without its newline), and streams
     // still open at the end, with the events seen so far.

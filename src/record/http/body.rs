@@ -68,11 +68,11 @@ impl Observer for JsonAnswer {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        // The buffer the answer was collected in goes to the capture as it is. It is the
-        // answer's own: a slice of hyper's frames would hold their whole read buffers for as
-        // long as the capture queue waits (peak RSS 9 → 15 MiB under load, docs/benchmarks.md).
-        let body = std::mem::take(&mut self.body);
-        self.tap.answer(self.exchange, body, self.status);
+        // Copied into the capture queue: a slice of hyper's frames held there instead would
+        // keep their whole read buffers for as long as the queue waits (peak RSS 9 → 15 MiB
+        // under load, docs/benchmarks.md).
+        self.tap.answer(self.exchange, &self.body, self.status);
+        self.body = Vec::new();
     }
 }
 
@@ -109,7 +109,7 @@ impl Observer for EventStream {
             self.parser = None;
         }
         for event in self.events.drain(..) {
-            self.tap.stream_event(self.key, event.data.into_bytes());
+            self.tap.stream_event(self.key, event.data.as_bytes());
         }
     }
 
