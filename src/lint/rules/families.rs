@@ -9,8 +9,8 @@
 //! either order (word order differs between the languages). Phrases are found in one pass
 //! over the text's main view (see `normalise`) and over each decoded view: at each position
 //! a phrase may start (a word start, found 64 bytes at a time), the next eight bytes are read
-//! once and two 8 KiB hashed sets are asked whether a phrase begins with them (long phrases
-//! by eight bytes, short ones by four: see [`PrefixIndex`]); only where one does are the
+//! once and 8 KiB hashed sets are asked whether a phrase begins with them (long phrases by
+//! eight bytes, shorter ones by six or four: see [`PrefixIndex`]); only where one does are the
 //! phrases filed under those bytes compared. Every phrase is at most a few dozen bytes, so the
 //! pass is linear whatever the number of phrases.
 //!
@@ -103,11 +103,13 @@ struct Table {
     /// Per pattern, the entries it stands for.
     entries: Vec<Vec<Entry>>,
     /// Pattern indexes by their first bytes, each with its gate: patterns shorter than
-    /// [`LONG_KEY`] by four bytes, the others by eight.
+    /// [`MIDDLE_KEY`] by four bytes, those shorter than [`LONG_KEY`] by six, the others by
+    /// eight.
     short: PrefixIndex,
+    middle: PrefixIndex,
     long: PrefixIndex,
     /// The first gate of every position: the case-blind first four bytes of every pattern,
-    /// short or long. Nine positions in ten fail it, and then neither index's gate is asked.
+    /// whatever its length. Most positions fail it, and then no index's gate is asked.
     first: Gate,
     /// Purpose words, matched on the purpose sentence only.
     purpose: AhoCorasick,
@@ -228,21 +230,28 @@ const MIN_PHRASE: usize = 4;
 const PREFIX_BUCKETS: usize = 1 << 12;
 
 /// Patterns of at least this many bytes are filed under their first eight bytes, shorter ones
-/// under their first four.
+/// under their first six or four (see [`MIDDLE_KEY`]).
 const LONG_KEY: usize = 8;
 
-/// Pattern ids by their first bytes (the key: four or eight of them): a bucket table indexed
+/// Patterns of at least this many bytes (and shorter than [`LONG_KEY`]) are filed under their
+/// first six bytes, shorter ones under their first four. Most short phrases have six or seven
+/// bytes, and several begin with a common word (`the ai`, `the llm`): under four bytes, every
+/// `the ` of prose passed the short index's gate and cost a lookup that found nothing.
+const MIDDLE_KEY: usize = 6;
+
+/// Pattern ids by their first bytes (the key: four, six or eight of them): a bucket table indexed
 /// by a hash of the key, then the key compared. At each admitted position this is two array
 /// reads and a compare or two, where a hash map lookup cost several times that in a pass that
 /// visits every word of every text. Each key also holds the pattern's next eight bytes and its
 /// length, so most candidates are decided without reading the pattern itself.
 ///
-/// There are two of these (see [`Table`]): a four-byte key is shared by many phrases (`the `
+/// There are three of these (see [`Table`]): a four-byte key is shared by many phrases (`the `
 /// begins a dozen, in several families), and every one of them was compared wherever the text
 /// read `the `: six candidates per admitted position on prose, nearly all rejected. Eight
-/// bytes tell them apart, so a position of ordinary text has no candidate at all.
+/// bytes tell them apart, so a position of ordinary text has no candidate at all; six do the
+/// same for the phrases of six or seven bytes.
 struct PrefixIndex {
-    /// Bytes of the key: 4 or [`LONG_KEY`].
+    /// Bytes of the key: 4, [`MIDDLE_KEY`] or [`LONG_KEY`].
     key_len: usize,
     /// The key's bytes of a little-endian word (`low_bytes(u64::MAX, key_len)`), kept so that
     /// taking a position's key is one `and`.
@@ -451,7 +460,10 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let (entries, patterns) = build(&lines, false);
     let (purpose_entries, purpose_patterns) = build(&lines, true);
     let purpose = purpose_automaton(&purpose_patterns);
-    let short = PrefixIndex::new(&patterns, MIN_PHRASE, |len| len < LONG_KEY);
+    let short = PrefixIndex::new(&patterns, MIN_PHRASE, |len| len < MIDDLE_KEY);
+    let middle = PrefixIndex::new(&patterns, MIDDLE_KEY, |len| {
+        (MIDDLE_KEY..LONG_KEY).contains(&len)
+    });
     let long = PrefixIndex::new(&patterns, LONG_KEY, |len| len >= LONG_KEY);
     let first = Gate::of(
         patterns
@@ -462,6 +474,7 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| {
         patterns,
         entries,
         short,
+        middle,
         long,
         first,
         purpose,
@@ -517,9 +530,11 @@ fn hits_into(text: &str, out: &mut Vec<Hit>, blocks: Option<&[byte_class::Block]
         if !table.first.admits(short) {
             return;
         }
-        let long = table.long.key(head);
-        let (short_may, long_may) = (table.short.admits(short), table.long.admits(long));
-        if !short_may && !long_may {
+        let (middle, long) = (table.middle.key(head), table.long.key(head));
+        let short_may = table.short.admits(short);
+        let middle_may = table.middle.admits(middle);
+        let long_may = table.long.admits(long);
+        if !short_may && !middle_may && !long_may {
             return;
         }
         let from = out.len();
@@ -538,8 +553,9 @@ fn hits_into(text: &str, out: &mut Vec<Hit>, blocks: Option<&[byte_class::Block]
         };
         let at = (b, p, head);
         let short = short_may && table.short.find_at(&table.patterns, at, short, &mut push);
+        let middle = middle_may && table.middle.find_at(&table.patterns, at, middle, &mut push);
         let long = long_may && table.long.find_at(&table.patterns, at, long, &mut push);
-        if short && long {
+        if u8::from(short) + u8::from(middle) + u8::from(long) > 1 {
             // Each index reports in pattern order; one start's hits are read in that order.
             if let Some(here) = out.get_mut(from..) {
                 here.sort_by_key(|h| h.pattern);

@@ -59,6 +59,8 @@ fn every_phrase_passes_its_own_gate_in_either_case() {
     for pattern in &patterns {
         let index = if pattern.len() >= LONG_KEY {
             &table.long
+        } else if pattern.len() >= MIDDLE_KEY {
+            &table.middle
         } else {
             &table.short
         };
