@@ -88,7 +88,7 @@ const ROLE_A: u8 = 1;
 const ROLE_B: u8 = 2;
 
 /// One phrase of one family.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     family: Family,
     roles: u8,
@@ -180,25 +180,14 @@ fn build(
             continue;
         }
         for phrase in phrases {
-            let (raw, stem) = match phrase.strip_suffix('*') {
-                Some(stem) => (stem, true),
-                None => (phrase.as_str(), false),
-            };
-            let folded = normalise::fold_phrase(raw);
-            // Every family phrase is at least four bytes long (a test checks): the short
-            // index's keys are four bytes. Purpose words go to an automaton instead.
-            if folded.is_empty() || (!purpose && folded.len() < MIN_PHRASE) {
+            let Some((folded, entry)) = entry_of(*family, *roles, phrase) else {
                 continue;
-            }
-            let first = folded.chars().next().unwrap_or(' ');
-            let last = folded.chars().next_back().unwrap_or(' ');
-            let entry = Entry {
-                family: *family,
-                roles: *roles,
-                start_boundary: is_spaced_letter(first),
-                end_boundary: !stem && is_spaced_letter(last),
             };
             match patterns.iter().position(|p| *p == folded) {
+                // A phrase listed again with the same family, role and boundaries (`root` is
+                // a role word in ten languages) would only add the same hit again wherever it
+                // occurs: one entry is kept.
+                Some(i) if entries[i].contains(&entry) => {}
                 Some(i) => entries[i].push(entry),
                 None => {
                     patterns.push(folded);
@@ -208,6 +197,30 @@ fn build(
         }
     }
     (entries, patterns)
+}
+
+/// One listed phrase (a trailing `*` marks a stem), folded, and its entry; `None` for one too
+/// short to be filed.
+fn entry_of(family: Family, roles: u8, phrase: &str) -> Option<(String, Entry)> {
+    let (raw, stem) = match phrase.strip_suffix('*') {
+        Some(stem) => (stem, true),
+        None => (phrase, false),
+    };
+    let folded = normalise::fold_phrase(raw);
+    // Every family phrase is at least four bytes long (a test checks): the short index's keys
+    // are four bytes. Purpose words go to an automaton instead.
+    if folded.is_empty() || (family != Family::Purpose && folded.len() < MIN_PHRASE) {
+        return None;
+    }
+    let first = folded.chars().next().unwrap_or(' ');
+    let last = folded.chars().next_back().unwrap_or(' ');
+    let entry = Entry {
+        family,
+        roles,
+        start_boundary: is_spaced_letter(first),
+        end_boundary: !stem && is_spaced_letter(last),
+    };
+    Some((folded, entry))
 }
 
 /// The purpose-word automaton (a few hundred short words, searched only in a purpose
