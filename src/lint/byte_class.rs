@@ -161,12 +161,79 @@ pub(crate) fn has_b64_run(blocks: &[Block], min: usize) -> bool {
     })
 }
 
-// The masks of one block of at most 64 bytes (`phrase_masks`, `fold_masks`, `block_classes`):
-// SSE2 on x86-64, the portable code elsewhere.
+/// Bytes [`Seen`] tracks one by one: the single-byte anchors of the phrase rules (`<`, `|`).
+pub(crate) const TRACKED: [u8; 2] = [b'<', b'|'];
+
+/// Bytes [`Seen`] tracks together: the two ASCII bytes a CAS-L017 sequence may start with, ESC
+/// and backspace (its third start byte, the C1 lead byte, is not ASCII).
+pub(crate) const CONTROL: [u8; 2] = [0x1B, 0x08];
+
+/// What a text holds of a few bytes rules search it for, found when the text is prepared, in
+/// the pass that decides whether it is ASCII: bit `i` for `TRACKED[i]`, then one bit for either
+/// [`CONTROL`] byte, one for any byte that is not ASCII. CAS-L017 and the single-byte anchors
+/// each searched the whole text for their bytes, a call with its own set-up per text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Seen(u8);
+
+impl Seen {
+    const CONTROL: u8 = 1 << TRACKED.len();
+    const NON_ASCII: u8 = Seen::CONTROL << 1;
+
+    /// Whether the text holds a byte that is not ASCII.
+    pub(crate) fn non_ascii(self) -> bool {
+        self.0 & Seen::NON_ASCII != 0
+    }
+
+    /// Whether the text holds one of the [`CONTROL`] bytes.
+    pub(crate) fn control(self) -> bool {
+        self.0 & Seen::CONTROL != 0
+    }
+
+    /// Whether the text holds `b`, or `None` when `b` is not one of the [`TRACKED`] bytes.
+    pub(crate) fn holds(self, b: u8) -> Option<bool> {
+        let i = TRACKED.iter().position(|&t| t == b)?;
+        Some(self.0 & (1 << i) != 0)
+    }
+
+    /// The plain way, one byte at a time: what the tests hold both paths to.
+    #[cfg_attr(
+        all(target_arch = "x86_64", not(test)),
+        expect(
+            dead_code,
+            reason = "the portable path; x86-64 takes SSE2 (tests compare the two)"
+        )
+    )]
+    fn of_bytes(bytes: &[u8]) -> Seen {
+        let mut seen = 0u8;
+        for &b in bytes {
+            if !b.is_ascii() {
+                seen |= Seen::NON_ASCII;
+            }
+            if CONTROL.contains(&b) {
+                seen |= Seen::CONTROL;
+            }
+            for (i, &t) in TRACKED.iter().enumerate() {
+                if b == t {
+                    seen |= 1 << i;
+                }
+            }
+        }
+        Seen(seen)
+    }
+}
+
+// The masks of one block of at most 64 bytes (`phrase_masks`, `fold_masks`, `block_classes`),
+// and what a whole text holds (`seen`): SSE2 on x86-64, the portable code elsewhere.
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) use portable::{block_classes, fold_masks, phrase_masks};
 #[cfg(target_arch = "x86_64")]
-pub(crate) use sse2::{block_classes, fold_masks, phrase_masks};
+pub(crate) use sse2::{block_classes, fold_masks, phrase_masks, seen};
+
+/// What a text holds of the tracked bytes (see [`Seen`]).
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn seen(bytes: &[u8]) -> Seen {
+    Seen::of_bytes(bytes)
+}
 
 /// The block masks eight bytes per integer operation, packed with a multiply: what targets
 /// other than x86-64 use, and what the tests hold the SSE2 path to as well.
@@ -239,7 +306,7 @@ mod sse2 {
         _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8,
     };
 
-    use super::{Block, FoldMasks, Masks};
+    use super::{Block, CONTROL, FoldMasks, Masks, Seen, TRACKED};
 
     /// `f` of the block as 64 bytes, zero-padded past the end of a shorter one (a zero byte is
     /// in none of the classes).
@@ -344,6 +411,53 @@ mod sse2 {
     fn bits(movemask: i32) -> u64 {
         u64::from(movemask as u16)
     }
+
+    /// What `bytes` holds of the tracked bytes: per sixteen bytes one compare and one `or`
+    /// per tracked byte, and the masks read once at the end.
+    #[expect(
+        unsafe_code,
+        reason = "SSE2 intrinsics: unaligned loads of sixteen bytes from a chunk of exactly sixteen"
+    )]
+    pub(crate) fn seen(bytes: &[u8]) -> Seen {
+        let mut chunks = bytes.chunks_exact(16);
+        let mut padded = [0u8; 16];
+        let rest = chunks.remainder();
+        padded[..rest.len()].copy_from_slice(rest);
+        // SAFETY: SSE2 is enabled on every x86-64 target; each load reads the sixteen bytes
+        // of a chunk (or of `padded`), which has sixteen. A zero byte is none of the tracked
+        // ones and is ASCII, so the padding adds nothing.
+        let masks = unsafe {
+            let mut high = _mm_set1_epi8(0);
+            let mut control = _mm_set1_epi8(0);
+            let mut found = [_mm_set1_epi8(0); TRACKED.len()];
+            let mut add = |chunk: &[u8]| {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+                high = _mm_or_si128(high, v);
+                for c in CONTROL {
+                    control = _mm_or_si128(control, _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8)));
+                }
+                for (acc, &t) in found.iter_mut().zip(&TRACKED) {
+                    *acc = _mm_or_si128(*acc, _mm_cmpeq_epi8(v, _mm_set1_epi8(t as i8)));
+                }
+            };
+            for chunk in &mut chunks {
+                add(chunk);
+            }
+            add(&padded);
+            let mut masks = [0i32; TRACKED.len() + 2];
+            for (mask, acc) in masks.iter_mut().zip(found.iter().chain([&control, &high])) {
+                *mask = _mm_movemask_epi8(*acc);
+            }
+            masks
+        };
+        let mut seen = 0u8;
+        for (i, mask) in masks.iter().enumerate() {
+            if *mask != 0 {
+                seen |= 1 << i;
+            }
+        }
+        Seen(seen)
+    }
 }
 
 #[cfg(test)]
@@ -422,6 +536,32 @@ mod tests {
             let blocks = text_classes(&text);
             proptest::prop_assert_eq!(has_b64_run(&blocks, min), longest_b64_run(&text) >= min);
         }
+    }
+
+    #[test]
+    fn seen_matches_the_byte_definition() {
+        for block in blocks() {
+            for from in [0, 1, 7, 9, 17, 33] {
+                let tail = block.get(from..).unwrap_or_default();
+                let want = Seen::of_bytes(tail);
+                assert_eq!(seen(tail), want, "{tail:?}");
+                assert_eq!(want.non_ascii(), !tail.is_ascii());
+                assert_eq!(want.control(), tail.iter().any(|b| CONTROL.contains(b)));
+                for t in TRACKED {
+                    assert_eq!(want.holds(t), Some(tail.contains(&t)), "{t} {tail:?}");
+                }
+            }
+        }
+        // Every tracked byte alone, at every offset of a text longer than one load.
+        for t in TRACKED.into_iter().chain(CONTROL).chain([0x80, 0xC2, 0xFF]) {
+            for at in 0..40 {
+                let mut text = vec![b'a'; 40];
+                text[at] = t;
+                assert_eq!(seen(&text), Seen::of_bytes(&text), "{t} at {at}");
+                assert_ne!(seen(&text), Seen::default(), "{t} at {at}");
+            }
+        }
+        assert_eq!(Seen::default().holds(b'a'), None);
     }
 
     #[test]

@@ -8,12 +8,17 @@
 
 use std::cell::OnceCell;
 
+use super::byte_class;
+
 /// A field's text plus facts every rule wants and nobody should recompute.
 pub(crate) struct Text<'a> {
     pub(crate) s: &'a str,
     /// ASCII-only text cannot contain any of the code points the Unicode rules look for, so
     /// those rules return at once on it.
     pub(crate) ascii: bool,
+    /// Which of a few bytes rules search for the text holds, found in the same pass that
+    /// decides `ascii` (see [`byte_class::Seen`]).
+    pub(crate) seen: byte_class::Seen,
     /// Which phrase-rule anchor groups occur in the text (see `rules::Anchors`), computed by
     /// one automaton pass the first time a phrase rule asks.
     pub(crate) phrase_hits: OnceCell<u32>,
@@ -23,9 +28,11 @@ pub(crate) struct Text<'a> {
 
 impl<'a> Text<'a> {
     pub(crate) fn new(s: &'a str) -> Self {
+        let seen = byte_class::seen(s.as_bytes());
         Text {
             s,
-            ascii: s.is_ascii(),
+            ascii: !seen.non_ascii(),
+            seen,
             phrase_hits: OnceCell::new(),
             second: OnceCell::new(),
         }

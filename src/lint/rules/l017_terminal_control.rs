@@ -135,12 +135,23 @@ struct Sequence {
 }
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    first(text.s, |_| true)
+    may_hold_a_sequence(text)
+        .then(|| first(text.s, |_| true))
+        .flatten()
 }
 
 /// The recorded-output variant: only sequences that hide text or act on the terminal.
 pub(super) fn find_output(text: &Text<'_>) -> Option<String> {
-    first(text.s, Effect::on_output)
+    may_hold_a_sequence(text)
+        .then(|| first(text.s, Effect::on_output))
+        .flatten()
+}
+
+/// Whether the text may hold a byte a sequence starts with, as the pass that prepared the
+/// text found: ESC or backspace, or (for the C1 lead byte) any byte that is not ASCII. A text
+/// holding none of them is not searched at all.
+fn may_hold_a_sequence(text: &Text<'_>) -> bool {
+    text.seen.control() || text.seen.non_ascii()
 }
 
 /// Evidence for the first sequence `wanted` accepts. Every candidate starts with ESC,
@@ -344,8 +355,12 @@ fn written_out(s: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fires;
-    use super::{find, find_output};
+    use proptest::prelude::*;
+
+    use super::super::super::byte_class;
+    use super::super::super::text::Text;
+    use super::super::fixture::{fires, pieces_joined};
+    use super::{Effect, find, find_output, first};
 
     #[test]
     fn attack_fires() {
@@ -423,5 +438,28 @@ mod tests {
         assert!(fires(find_output, "\u{1b}[12;34").is_some());
         assert!(fires(find, "\u{1b}(").is_some());
         assert!(fires(find, "\u{c2}").is_none());
+    }
+
+    #[test]
+    fn the_start_bytes_are_the_ones_prepared_texts_track() {
+        assert_eq!(byte_class::CONTROL, [super::ESC, super::BACKSPACE]);
+        assert!(!super::C1_LEAD.is_ascii());
+    }
+
+    proptest! {
+        /// Skipping a text that holds none of the three start bytes changes nothing: the
+        /// finders give what the search over the whole text gives.
+        #[test]
+        fn the_start_byte_gate_is_the_plain_search(s in pieces_joined(
+            ["\u{1b}[8m", "\u{1b}]0;x\u{7}", "\u{1b}", "\u{8}", "\u{9b}2J", "\u{9d}", "\u{c2}",
+                "\u{e9}", "a", " ", "[", "m", "<", "|"]
+                .map(str::to_owned)
+                .to_vec(),
+            12,
+        )) {
+            let text = Text::new(&s);
+            prop_assert_eq!(find(&text), first(&s, |_| true));
+            prop_assert_eq!(find_output(&text), first(&s, Effect::on_output));
+        }
     }
 }

@@ -29,6 +29,7 @@ use memchr::memmem;
 use regex::Regex;
 
 use super::RuleDoc;
+use super::byte_class;
 use super::text::{JS_SPACE_CLASS, Text, back_utf16, excerpt_around};
 
 mod l001_instruction_override;
@@ -331,8 +332,8 @@ impl AnchorScan {
     /// reported one, whose bits include it by the substring closure, so no occurrence is lost;
     /// and since each part visits every start of its own literals, the union of the parts'
     /// bits is what one search over all literals would find (`groups_are_the_plain_ones`).
-    fn groups(&self, s: &str) -> u32 {
-        let mut bits = self.byte_bits(s.as_bytes());
+    fn groups(&self, s: &str, seen: Option<byte_class::Seen>) -> u32 {
+        let mut bits = self.byte_bits(s.as_bytes(), seen);
         let groups_of = |id: usize| self.literal_groups.get(id).copied().unwrap_or(0);
         match &self.search {
             AnchorSearch::Packed(parts) => FOLDED.with_borrow_mut(|folded| {
@@ -367,10 +368,28 @@ impl AnchorScan {
 }
 
 impl AnchorScan {
-    /// Group bits of the single-byte anchors present: one `memchr` pass for up to three
-    /// distinct bytes (both cases), a plain loop beyond that.
-    fn byte_bits(&self, haystack: &[u8]) -> u32 {
+    /// Group bits of the single-byte anchors present. When the pass that prepared the text
+    /// tracked every such byte (`seen`, see [`byte_class::TRACKED`]), it answers; else one
+    /// `memchr` pass for up to three distinct bytes (both cases), a plain loop beyond that.
+    fn byte_bits(&self, haystack: &[u8], seen: Option<byte_class::Seen>) -> u32 {
         let mut bits = 0u32;
+        if let Some(seen) = seen.filter(|seen| {
+            self.byte_needles
+                .iter()
+                .all(|&needle| seen.holds(needle).is_some())
+        }) {
+            for &needle in &self.byte_needles {
+                if seen.holds(needle) != Some(true) {
+                    continue;
+                }
+                for &(byte, groups) in &self.byte_groups {
+                    if needle.eq_ignore_ascii_case(&byte) {
+                        bits |= groups;
+                    }
+                }
+            }
+            return bits;
+        }
         let mut add = |found: u8| {
             for &(byte, groups) in &self.byte_groups {
                 if found.eq_ignore_ascii_case(&byte) {
@@ -465,7 +484,9 @@ pub(super) fn required_groups(id: &str) -> Option<u32> {
 
 /// Which anchor groups occur in the text: one search, shared by all phrase rules.
 fn anchor_groups(text: &Text<'_>) -> u32 {
-    *text.phrase_hits.get_or_init(|| ANCHOR_SCAN.groups(text.s))
+    *text
+        .phrase_hits
+        .get_or_init(|| ANCHOR_SCAN.groups(text.s, Some(text.seen)))
 }
 
 /// Rewrite a pattern written in the reference's JavaScript dialect: `\s` becomes JavaScript's
@@ -804,7 +825,25 @@ mod tests {
         /// groups the definition gives.
         #[test]
         fn groups_are_the_plain_ones(s in anchor_text()) {
-            prop_assert_eq!(ANCHOR_SCAN.groups(&s), plain_groups(&s), "{:?}", s);
+            prop_assert_eq!(
+                ANCHOR_SCAN.groups(&s, Some(byte_class::seen(s.as_bytes()))),
+                plain_groups(&s),
+                "{:?}",
+                s
+            );
+            // Without the tracked bytes' answer, the searches alone.
+            prop_assert_eq!(ANCHOR_SCAN.groups(&s, None), plain_groups(&s), "{:?}", s);
+        }
+    }
+
+    #[test]
+    fn the_byte_anchors_are_tracked() {
+        // Else `byte_bits` searches for them again (exact either way, only slower).
+        for &needle in &ANCHOR_SCAN.byte_needles {
+            assert!(
+                byte_class::Seen::default().holds(needle).is_some(),
+                "{needle}"
+            );
         }
     }
 
