@@ -156,34 +156,25 @@ impl<F: Future + Unpin> Future for Within<F> {
 mod tests {
     use super::*;
 
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
-
-    #[test]
-    fn a_request_that_answers_in_time_is_not_cut_and_leaves_no_slot() {
+    #[tokio::test]
+    async fn a_request_that_answers_in_time_is_not_cut_and_leaves_no_slot() {
         let deadlines = Deadlines::start(Duration::from_millis(500)).unwrap();
-        let answered = runtime().block_on(async {
-            deadlines
-                .within(Box::pin(async {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    7
-                }))
-                .await
-        });
+        let answered = deadlines
+            .within(Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                7
+            }))
+            .await;
         assert_eq!(answered, Some(7));
         assert!(lock(&deadlines.shared.waiting).is_empty());
     }
 
-    #[test]
-    fn a_request_past_its_deadline_is_cut_within_a_tick() {
+    #[tokio::test]
+    async fn a_request_past_its_deadline_is_cut_within_a_tick() {
         let timeout = Duration::from_millis(100);
         let deadlines = Deadlines::start(timeout).unwrap();
         let started = Instant::now();
-        let answered = runtime().block_on(deadlines.within(std::future::pending::<()>()));
+        let answered = deadlines.within(std::future::pending::<()>()).await;
         let took = started.elapsed();
         assert_eq!(answered, None);
         assert!(took >= timeout, "cut early, after {took:?}");
@@ -192,19 +183,14 @@ mod tests {
         assert!(lock(&deadlines.shared.waiting).is_empty());
     }
 
-    #[test]
-    fn a_request_given_up_on_frees_its_slot_and_the_watcher_ends_with_the_last_user() {
+    #[tokio::test]
+    async fn a_request_given_up_on_frees_its_slot_and_the_watcher_ends_with_the_last_user() {
         let deadlines = Deadlines::start(Duration::from_millis(50)).unwrap();
         let watched = Arc::downgrade(&deadlines.shared);
-        runtime().block_on(async {
-            let mut hanging = deadlines.within(std::future::pending::<()>());
-            assert!(
-                futures_poll_once(&mut hanging).await.is_pending(),
-                "waits at first"
-            );
-            assert_eq!(lock(&deadlines.shared.waiting).len(), 1);
-            drop(hanging);
-        });
+        let mut hanging = deadlines.within(std::future::pending::<()>());
+        assert!(poll_once(&mut hanging).await.is_pending(), "waits at first");
+        assert_eq!(lock(&deadlines.shared.waiting).len(), 1);
+        drop(hanging);
         assert!(lock(&deadlines.shared.waiting).is_empty());
         drop(deadlines);
         // The watcher holds only a weak reference between its ticks.
@@ -216,7 +202,7 @@ mod tests {
     }
 
     /// Polls `future` once, from inside a task.
-    async fn futures_poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
         std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
     }
 }
