@@ -283,12 +283,17 @@ pub(crate) fn next_trigram(text: &str, from: usize) -> Option<usize> {
 /// match is the leftmost start, as the case-blind automaton reports it. The automaton alone
 /// walked every byte through its state table, twenty instructions a byte, and a recorder
 /// screens every frame with this search (docs/benchmarks.md, record --http).
-static TRIGRAM_SEARCH: LazyLock<Option<packed::Searcher>> = LazyLock::new(|| {
+static TRIGRAM_SEARCH: LazyLock<Option<packed::Searcher>> =
+    LazyLock::new(|| trigram_searcher(|_| true));
+
+/// The spellings of [`TRIGRAM_WORDS`] whose case pattern (bit `i` set: byte `i` in upper case)
+/// `keep` accepts, in one packed search.
+fn trigram_searcher(keep: impl Fn(u8) -> bool) -> Option<packed::Searcher> {
     let mut config = packed::Config::new();
     config.match_kind(packed::MatchKind::LeftmostFirst);
     let mut builder = config.builder();
     for word in TRIGRAM_WORDS {
-        for case in 0..8u8 {
+        for case in (0..8u8).filter(|c| keep(*c)) {
             let spelling: Vec<u8> = word
                 .iter()
                 .enumerate()
@@ -304,7 +309,28 @@ static TRIGRAM_SEARCH: LazyLock<Option<packed::Searcher>> = LazyLock::new(|| {
         }
     }
     builder.build()
-});
+}
+
+/// Whether `text` holds any of [`TRIGRAM_WORDS`], ASCII case ignored: whether
+/// [`next_trigram`] finds one from its start. Asked of every frame a recorder captures
+/// (`Inner::json_may_change`), so it is answered by two packed searches of 28 spellings each
+/// (first letter in lower case, then in upper case): the narrow kind of Teddy, which reads
+/// twice the bytes per step that the wide kind all 56 spellings need, about half the
+/// instructions on a short frame with both searches counted (docs/benchmarks.md). Only for a
+/// yes or no: asked for the next match from one offset after another, as the redaction rules
+/// ask, the half without a match would read to the end each time.
+pub(crate) fn has_trigram(text: &str) -> bool {
+    static HALVES: LazyLock<Option<[packed::Searcher; 2]>> = LazyLock::new(|| {
+        Some([
+            trigram_searcher(|case| case & 1 == 0)?,
+            trigram_searcher(|case| case & 1 == 1)?,
+        ])
+    });
+    match &*HALVES {
+        Some(halves) => halves.iter().any(|s| s.find(text.as_bytes()).is_some()),
+        None => next_trigram(text, 0).is_some(),
+    }
+}
 
 /// [`next_trigram`] by the case-blind automaton: where no packed search is available, and the
 /// plain way the tests hold the packed search to.
@@ -506,8 +532,22 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// The two-search yes-or-no answers as the case-blind automaton does.
+        #[test]
+        fn the_trigram_screen_is_the_automaton(
+            text in "([tTsSpPaAcC][oOeEaApPuUrRiI]?[kKcCsSiItTeEnN]?|[ -~]|\\PC){0,40}",
+        ) {
+            proptest::prop_assert_eq!(has_trigram(&text), next_trigram_automaton(&text, 0).is_some());
+        }
+    }
+
     #[test]
     fn the_trigram_search_sees_every_case() {
+        for text in ["a progressToken", "xxPiN", "TOK", "sEc", "x aPi"] {
+            assert!(has_trigram(text), "{text}");
+        }
+        assert!(!has_trigram("message") && !has_trigram(""));
         assert!(TRIGRAM_SEARCH.is_some() || !cfg!(target_arch = "x86_64"));
         assert_eq!(next_trigram("a progressToken", 0), Some(10));
         assert_eq!(next_trigram("xxPiN", 1), Some(2));

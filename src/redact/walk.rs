@@ -281,7 +281,7 @@ impl Inner {
     /// Whether [`Inner::json_text`] could change anything in `text`, judged from the whole text
     /// at once. Under the built-in rules alone (no user pattern, no configured key) the walk
     /// changes a value only when (a) it sits under a sensitive key, and every such key holds one
-    /// of the key trigrams ([`keys::next_trigram`]); (b) it holds a shape literal as written;
+    /// of the key trigrams ([`keys::has_trigram`]); (b) it holds a shape literal as written;
     /// (c) it is escaped, and the escapes may spell a literal; (d) it may hold a `name=value`
     /// pair, whose trigger words all hold a key trigram too. A key is changed only by (b)–(d).
     /// Each of these leaves its mark on the text as a whole (a trigram, a literal, a
@@ -292,7 +292,7 @@ impl Inner {
         !self.user.is_empty()
             || !self.keys.is_builtin()
             || memchr::memchr(b'\\', text.as_bytes()).is_some()
-            || keys::next_trigram(text, 0).is_some()
+            || keys::has_trigram(text)
             || has_shape_literal(text)
     }
 
