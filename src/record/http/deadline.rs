@@ -61,6 +61,11 @@ impl Deadlines {
         Ok(Deadlines { shared })
     }
 
+    /// How long a request may wait.
+    pub(super) fn timeout(&self) -> Duration {
+        self.shared.timeout
+    }
+
     /// `future`, given until the timeout to finish once it first waits: `None` if it did not.
     pub(super) fn within<F: Future>(&self, future: F) -> Within<F> {
         Within {

@@ -83,7 +83,6 @@ struct State {
     tap: Tap,
     outbound: Outbound,
     upstream: Uri,
-    timeout: Duration,
     deadlines: Deadlines,
     shutdown: Shutdown,
     /// Names streams for the recorder, in opening order.
@@ -104,8 +103,7 @@ pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
         .build()
         .map_err(|e| ProxyError::Record(RecordError::Runtime(e)))?;
     let outbound = Outbound::for_url(&proxy.upstream)?;
-    let timeout = upstream_timeout();
-    let deadlines = Deadlines::start(timeout).map_err(RecordError::Runtime)?;
+    let deadlines = Deadlines::start(upstream_timeout()).map_err(RecordError::Runtime)?;
     let recorder = runtime.block_on(async {
         let listening = inbound::bind(&proxy.listen).await?;
         // Signals are caught from here on, before a client can be told where we listen.
@@ -127,7 +125,6 @@ pub(crate) fn run(proxy: Proxy, rec: Recording) -> Result<Outcome, ProxyError> {
             tap: recorder.tap(),
             outbound,
             upstream: proxy.upstream.clone(),
-            timeout,
             deadlines,
             shutdown: shutdown.clone(),
             next_stream: AtomicU64::new(0),
@@ -213,7 +210,7 @@ async fn handle(state: &State, request: Request<Incoming>) -> Response<Body> {
         None => {
             return upstream_failed(&format!(
                 "no answer within {} ms",
-                state.timeout.as_millis()
+                state.deadlines.timeout().as_millis()
             ));
         }
     };
