@@ -34,10 +34,12 @@ impl StreamSink {
 
     /// Adds one entry; `era` is the capture's decision so far.
     pub(crate) fn push(&mut self, entry: &Entry, era: Option<Era>) -> io::Result<()> {
-        let line = entry.to_line();
         if self.header_written {
-            return self.writer.write_line(&line);
+            // Straight into the file's buffer: a line of its own first was an allocation, a
+            // copy and a free for every captured message.
+            return self.writer.write_entry(entry);
         }
+        let line = entry.to_line();
         self.deferred_bytes += line.len();
         self.deferred.push(line);
         if era.is_some()
