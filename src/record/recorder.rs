@@ -396,11 +396,13 @@ fn capture_loop(
     let slot = |dir: Dir| usize::from(dir == Dir::S2c);
     let mut failure: Option<io::Error> = None;
     let mut batch: Batch<Msg> = Batch::default();
+    // What one message gave, emptied into the sink after each: one list for the whole session,
+    // not an allocation per message.
+    let mut entries: Vec<Entry> = Vec::new();
     let mut more = queue.take_waiting(&mut batch);
     'session: while more {
         let Batch { messages, bytes } = &mut batch;
         for current in messages.drain(..) {
-            let mut entries = Vec::new();
             let finish = match current {
                 Msg::Data(dir, t, span) => {
                     last_t[slot(dir)] = t;
@@ -485,7 +487,7 @@ fn capture_loop(
                     announced = true;
                 }
             }
-            for entry in entries {
+            for entry in entries.drain(..) {
                 count += 1;
                 from_server += usize::from(entry.dir == Some(Dir::S2c));
                 match &mut sink {
