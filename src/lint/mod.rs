@@ -270,33 +270,42 @@ pub struct TextMatch {
 pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     let text = Text::new(text);
     let mut out = Vec::new();
-    if surface == Surface::Output {
-        for &(index, find) in OUTPUT_FINDERS.iter() {
-            if let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) {
-                out.push(TextMatch { rule, excerpt });
-            }
-        }
-        return out;
-    }
-    for (index, rule) in rules::DOCS.iter().enumerate() {
-        let finder = if rule.reads(surface) {
-            rules::FINDERS.get(index).copied()
-        } else {
-            None
-        };
-        if let Some(excerpt) = finder.and_then(|find| find(&text)) {
+    for &(index, find) in finders(surface) {
+        if let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) {
             out.push(TextMatch { rule, excerpt });
         }
     }
     out
 }
 
-/// The output rule set, in catalogue order, looked up once rather than per recorded string.
-static OUTPUT_FINDERS: LazyLock<Vec<(usize, rules::Finder)>> = LazyLock::new(|| {
-    (0..rules::DOCS.len())
-        .filter_map(|index| rules::output_finder(index).map(|find| (index, find)))
-        .collect()
-});
+/// The finders of the rules that read `surface`, with their places in the catalogue, in
+/// catalogue order: for [`Surface::Output`] the narrowed output rule set. Worked out once per
+/// surface, not asked of each rule for every text.
+fn finders(surface: Surface) -> &'static [(usize, rules::Finder)] {
+    static DECLARED: LazyLock<[Vec<(usize, rules::Finder)>; 4]> = LazyLock::new(|| {
+        [Surface::Tool, Surface::Prompt, Surface::Resource, Surface::Name].map(|surface| {
+            rules::DOCS
+                .iter()
+                .zip(rules::FINDERS)
+                .enumerate()
+                .filter(|(_, (rule, _))| rule.reads(surface))
+                .map(|(index, (_, find))| (index, find))
+                .collect()
+        })
+    });
+    static OUTPUT: LazyLock<Vec<(usize, rules::Finder)>> = LazyLock::new(|| {
+        (0..rules::DOCS.len())
+            .filter_map(|index| rules::output_finder(index).map(|find| (index, find)))
+            .collect()
+    });
+    match surface {
+        Surface::Tool => &DECLARED[0],
+        Surface::Prompt => &DECLARED[1],
+        Surface::Resource => &DECLARED[2],
+        Surface::Name => &DECLARED[3],
+        Surface::Output => &OUTPUT,
+    }
+}
 
 /// Lint a tool from a `tools/list` answer. Levels are the rules' own (uncapped).
 /// A value that is not an object yields nothing.
