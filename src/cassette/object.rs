@@ -315,26 +315,27 @@ impl RawObject {
     /// Writes the compact JSON text of the object, as [`RawObject::to_json`] returns it,
     /// without building it in memory first.
     pub fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        out.write_all(b"{")?;
-        for (i, (k, v)) in self.members.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
+        // The punctuation around a plain key goes out with it, `,"` before and `":` after: a
+        // recorder writes every captured message through here, and each piece is a copy call.
+        let mut before: &[u8] = b"{\"";
+        for (k, v) in &self.members {
+            let key = self.text(k);
+            if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+                out.write_all(before)?;
+                out.write_all(key.as_bytes())?;
+                out.write_all(b"\":")?;
+            } else {
+                out.write_all(&before[..1])?;
+                serde_json::to_writer(&mut *out, key).map_err(std::io::Error::other)?;
+                out.write_all(b":")?;
             }
-            write_json_string(out, self.text(k))?;
-            out.write_all(b":")?;
             out.write_all(self.text(v).as_bytes())?;
+            before = b",\"";
+        }
+        if self.members.is_empty() {
+            out.write_all(b"{")?;
         }
         out.write_all(b"}")
-    }
-}
-
-fn write_json_string<W: std::io::Write>(out: &mut W, s: &str) -> std::io::Result<()> {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.write_all(b"\"")?;
-        out.write_all(s.as_bytes())?;
-        out.write_all(b"\"")
-    } else {
-        serde_json::to_writer(out, s).map_err(std::io::Error::other)
     }
 }
 
@@ -519,5 +520,24 @@ mod tests {
         assert_eq!(o.get("ab"), Some("[ 1 ]"));
         assert_eq!(o.to_json(), "{\"ab\":[ 1 ],\"c\":\"d\"}");
         assert_eq!(o.remove("c").as_deref(), Some("\"d\""));
+    }
+
+    proptest::proptest! {
+        /// The object's text is what serde_json writes for the same members in the same order,
+        /// whatever the keys hold (quotes, backslashes, control characters, other scripts) and
+        /// however many members there are (none included).
+        #[test]
+        fn written_objects_are_serdes(
+            members in proptest::collection::vec(("[a-z\"\\\u{1}\u{1f} é語]{0,6}", proptest::prelude::any::<i32>()), 0..5),
+        ) {
+            let mut object = RawObject::new();
+            let mut map = serde_json::Map::new();
+            for (key, value) in &members {
+                object.set(key, value);
+                map.insert(key.clone(), serde_json::json!(value));
+            }
+            let want = serde_json::Value::Object(map).to_string();
+            proptest::prop_assert_eq!(object.to_json(), want);
+        }
     }
 }

@@ -283,7 +283,13 @@ pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
 /// surface, not asked of each rule for every text.
 fn finders(surface: Surface) -> &'static [(usize, rules::Finder)] {
     static DECLARED: LazyLock<[Vec<(usize, rules::Finder)>; 4]> = LazyLock::new(|| {
-        [Surface::Tool, Surface::Prompt, Surface::Resource, Surface::Name].map(|surface| {
+        [
+            Surface::Tool,
+            Surface::Prompt,
+            Surface::Resource,
+            Surface::Name,
+        ]
+        .map(|surface| {
             rules::DOCS
                 .iter()
                 .zip(rules::FINDERS)
