@@ -103,14 +103,11 @@ impl<M> Queue<M> {
         Some(queued)
     }
 
-    /// Bytes queued and not yet taken.
-    pub(crate) fn queued(&self) -> usize {
-        self.lock().batch.bytes.len()
-    }
-
-    /// Whether the taker is gone.
-    pub(crate) fn is_closed(&self) -> bool {
-        self.lock().closed
+    /// Whether more than `budget` bytes are queued and not yet taken by a taker still there:
+    /// what a pusher over budget waits on, one lock a look.
+    pub(crate) fn over(&self, budget: usize) -> bool {
+        let state = self.lock();
+        state.batch.bytes.len() > budget && !state.closed
     }
 
     /// Takes everything queued into `into`, which the taker has emptied (its buffers are kept,
@@ -176,7 +173,7 @@ mod tests {
             .map(|(n, s)| (*n, &batch.bytes[s.clone()]))
             .collect();
         assert_eq!(seen, [(1, &b"abc"[..]), (2, b""), (3, b"de")]);
-        assert_eq!(queue.queued(), 0);
+        assert!(!queue.over(0));
         batch.messages.clear();
         let capacity = batch.bytes.capacity();
         queue.take(&mut batch);
@@ -231,8 +228,11 @@ mod tests {
         assert_eq!(got, (0..1000).collect::<Vec<_>>());
         // Every pusher gone and nothing queued: the taker stops waiting.
         assert!(!queue.take_waiting(&mut batch));
+        queue.push(b"queued", |s| s);
+        assert!(queue.over(5) && !queue.over(6));
         queue.close();
-        assert!(queue.is_closed());
+        // Nobody will take what is queued: nothing is over budget any more.
+        assert!(!queue.over(0));
         assert_eq!(queue.push(b"late", |s| s), None);
     }
 }

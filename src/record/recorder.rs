@@ -334,7 +334,7 @@ impl Tap {
             return false;
         };
         if queued > CAPTURE_BUDGET {
-            while self.queue.queued() > CAPTURE_BUDGET && !self.queue.is_closed() {
+            while self.queue.over(CAPTURE_BUDGET) {
                 thread::sleep(Duration::from_millis(1));
             }
         }
