@@ -13,11 +13,8 @@ use super::byte_class;
 /// A field's text plus facts every rule wants and nobody should recompute.
 pub(crate) struct Text<'a> {
     pub(crate) s: &'a str,
-    /// ASCII-only text cannot contain any of the code points the Unicode rules look for, so
-    /// those rules return at once on it.
-    pub(crate) ascii: bool,
-    /// Which of a few bytes rules search for the text holds, found in the same pass that
-    /// decides `ascii` (see [`byte_class::Seen`]).
+    /// Which of a few bytes rules search for the text holds, and whether it is ASCII, found in
+    /// one pass when the text is prepared (see [`byte_class::Seen`]).
     pub(crate) seen: byte_class::Seen,
     /// Which phrase-rule anchor groups occur in the text (see `rules::Anchors`), computed by
     /// one automaton pass the first time a phrase rule asks.
@@ -27,11 +24,16 @@ pub(crate) struct Text<'a> {
 }
 
 impl<'a> Text<'a> {
+    /// Whether the text is ASCII only: then it holds none of the code points the Unicode rules
+    /// look for, and those rules return at once.
+    pub(crate) fn ascii(&self) -> bool {
+        !self.seen.non_ascii()
+    }
+
     pub(crate) fn new(s: &'a str) -> Self {
         let seen = byte_class::seen(s.as_bytes());
         Text {
             s,
-            ascii: !seen.non_ascii(),
             seen,
             phrase_hits: OnceCell::new(),
             second: OnceCell::new(),

@@ -71,7 +71,7 @@ fn invisible_at(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
 }
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii {
+    if text.ascii() {
         return None;
     }
     let (_, c) = invisible_at(text.s).next()?;
@@ -80,7 +80,7 @@ pub(super) fn find(text: &Text<'_>) -> Option<String> {
 
 /// The recorded-output variant: a run of two or more, or a single Tags code point.
 pub(super) fn find_output(text: &Text<'_>) -> Option<String> {
-    if text.ascii {
+    if text.ascii() {
         return None;
     }
     for (at, first) in invisible_at(text.s) {

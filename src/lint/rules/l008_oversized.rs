@@ -45,7 +45,7 @@ pub(super) fn find(text: &Text<'_>) -> Option<String> {
     if text.s.len() <= LIMIT {
         return None;
     }
-    let len = if text.ascii {
+    let len = if text.ascii() {
         text.s.len()
     } else {
         utf16_len(text.s)

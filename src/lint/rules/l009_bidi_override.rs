@@ -51,7 +51,7 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 };
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii {
+    if text.ascii() {
         return None;
     }
     let s = text.s;

@@ -67,7 +67,7 @@ fn selectors(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
 }
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii {
+    if text.ascii() {
         return None;
     }
     if selectors(text.s).any(|(_, c)| is_ideographic_selector(c)) {

@@ -102,7 +102,7 @@ fn second_byte_fits(lead: u8, next: u8) -> bool {
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     // Cyrillic and Greek letters are never ASCII.
-    if text.ascii || !may_hold_cyrillic_or_greek(text.s.as_bytes()) {
+    if text.ascii() || !may_hold_cyrillic_or_greek(text.s.as_bytes()) {
         return None;
     }
     let at = PATTERN.find(text.s)?.start();

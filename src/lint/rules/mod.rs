@@ -223,6 +223,10 @@ struct AnchorScan {
     byte_groups: Vec<(u8, u32)>,
     /// The distinct bytes (both cases) of `byte_groups`.
     byte_needles: Vec<u8>,
+    /// Each needle with the groups it satisfies, when every needle is one of the bytes a
+    /// prepared text tracks ([`byte_class::TRACKED`]): then the text's [`byte_class::Seen`]
+    /// answers for them without a search. Worked out once, not per text.
+    tracked_groups: Option<Vec<(u8, u32)>>,
 }
 
 enum AnchorSearch {
@@ -281,11 +285,27 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
         .collect();
     byte_needles.sort_unstable();
     byte_needles.dedup();
+    let tracked_groups = byte_needles
+        .iter()
+        .all(|&needle| byte_class::Seen::default().holds(needle).is_some())
+        .then(|| {
+            byte_needles
+                .iter()
+                .map(|&needle| {
+                    let groups = byte_groups
+                        .iter()
+                        .filter(|(byte, _)| needle.eq_ignore_ascii_case(byte))
+                        .fold(0, |all, &(_, groups)| all | groups);
+                    (needle, groups)
+                })
+                .collect()
+        });
     AnchorScan {
         search,
         literal_groups,
         byte_groups,
         byte_needles,
+        tracked_groups,
     }
 });
 
@@ -372,24 +392,13 @@ impl AnchorScan {
     /// tracked every such byte (`seen`, see [`byte_class::TRACKED`]), it answers; else one
     /// `memchr` pass for up to three distinct bytes (both cases), a plain loop beyond that.
     fn byte_bits(&self, haystack: &[u8], seen: Option<byte_class::Seen>) -> u32 {
-        let mut bits = 0u32;
-        if let Some(seen) = seen.filter(|seen| {
-            self.byte_needles
+        if let (Some(seen), Some(tracked)) = (seen, &self.tracked_groups) {
+            return tracked
                 .iter()
-                .all(|&needle| seen.holds(needle).is_some())
-        }) {
-            for &needle in &self.byte_needles {
-                if seen.holds(needle) != Some(true) {
-                    continue;
-                }
-                for &(byte, groups) in &self.byte_groups {
-                    if needle.eq_ignore_ascii_case(&byte) {
-                        bits |= groups;
-                    }
-                }
-            }
-            return bits;
+                .filter(|&&(needle, _)| seen.holds(needle) == Some(true))
+                .fold(0, |bits, &(_, groups)| bits | groups);
         }
+        let mut bits = 0u32;
         let mut add = |found: u8| {
             for &(byte, groups) in &self.byte_groups {
                 if found.eq_ignore_ascii_case(&byte) {
@@ -845,6 +854,7 @@ mod tests {
                 "{needle}"
             );
         }
+        assert!(ANCHOR_SCAN.tracked_groups.is_some());
     }
 
     #[test]
