@@ -5,8 +5,12 @@
 //! told apart from what any proxy on the path costs (one more hop per request).
 //!
 //! ```text
-//! bare_http_relay <listen host:port> <upstream url>
+//! bare_http_relay <listen host:port> <upstream url> [--idle-thread]
 //! ```
+//!
+//! `--idle-thread` starts one more thread that only sleeps: a control for what a second thread
+//! costs the relaying one by its mere existence (glibc takes its locked allocator paths once a
+//! process has two threads), since any recorder has at least one for its capture.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -81,10 +85,22 @@ impl hyper::body::Body for EndOnError {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [listen, upstream] = args.as_slice() else {
-        eprintln!("usage: bare_http_relay <listen host:port> <upstream url>");
-        return ExitCode::from(2);
+    let (listen, upstream, idle_thread) = match args.as_slice() {
+        [listen, upstream] => (listen, upstream, false),
+        [listen, upstream, flag] if flag == "--idle-thread" => (listen, upstream, true),
+        _ => {
+            eprintln!("usage: bare_http_relay <listen host:port> <upstream url> [--idle-thread]");
+            return ExitCode::from(2);
+        }
     };
+    if idle_thread {
+        // Never joined: it sleeps until the process exits.
+        std::thread::spawn(|| {
+            loop {
+                std::thread::park();
+            }
+        });
+    }
     let Ok(upstream) = parse_url(upstream) else {
         eprintln!("bare_http_relay: not an http(s) URL: {upstream}");
         return ExitCode::from(2);

@@ -6,7 +6,9 @@
 #   scripts/bench-record-http.sh [runs] [count]   (CONCURRENCY="16" runs only the concurrent mode)
 #
 # BASELINE=<another build of mcp-cassette> times that build's `record` too, in the same rounds,
-# for an A/B of a change against the relay and each other.
+# for an A/B of a change against the relay and each other. CONTROL=1 also times the bare relay
+# with one idle extra thread (`bare_http_relay --idle-thread`): what a second thread in the
+# process costs by its mere existence, a floor for any recorder that captures on a thread.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
@@ -41,6 +43,8 @@ start_proxy() {
   local port; port=$(free_port)
   if [ "$1" = bare ]; then
     "$ex/bare_http_relay" "127.0.0.1:$port" "$upstream" 2>/dev/null &
+  elif [ "$1" = control ]; then
+    "$ex/bare_http_relay" "127.0.0.1:$port" "$upstream" --idle-thread 2>/dev/null &
   else
     local which=$bin
     [ "$1" = baseline ] && which=$BASELINE
@@ -58,7 +62,7 @@ stop_proxy() { kill -TERM "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true; }
 # hits all three alike: straight to the upstream, through the bare relay, through `record`.
 # Added latency per request = (through a proxy − direct) / requests.
 for concurrency in ${CONCURRENCY:-1 16}; do
-  d=(); r=(); p=(); b=()
+  d=(); r=(); p=(); b=(); c=()
   for _ in $(seq "$runs"); do
     d+=("$("$ex/bench_http" drive "$upstream" --count "$count" --concurrency "$concurrency" | field seconds)")
     start_proxy bare
@@ -70,6 +74,11 @@ for concurrency in ${CONCURRENCY:-1 16}; do
     if [ -n "${BASELINE:-}" ]; then
       start_proxy baseline
       b+=("$("$ex/bench_http" drive "$proxy_url" --count "$count" --concurrency "$concurrency" | field seconds)")
+      stop_proxy
+    fi
+    if [ -n "${CONTROL:-}" ]; then
+      start_proxy control
+      c+=("$("$ex/bench_http" drive "$proxy_url" --count "$count" --concurrency "$concurrency" | field seconds)")
       stop_proxy
     fi
   done
@@ -85,6 +94,13 @@ print(f'{\"\":<16} added per request: bare relay {(r-d)/n*1e6:.1f} us, record {(
     python3 -c "
 d, r, b, n = $dm, $rm_, $bm, $count
 print(f'{\"\":<16} baseline: record {b*1000:.1f} ms, added {(b-d)/n*1e6:.1f} us; baseline/relay added {(b-d)/max(r-d,1e-9):.2f}x')
+"
+  fi
+  if [ -n "${CONTROL:-}" ]; then
+    cm=$(printf '%s\n' "${c[@]}" | median)
+    python3 -c "
+d, r, c, n = $dm, $rm_, $cm, $count
+print(f'{\"\":<16} control: relay with an idle thread {c*1000:.1f} ms, added {(c-d)/n*1e6:.1f} us; control/relay added {(c-d)/max(r-d,1e-9):.2f}x')
 "
   fi
 done
