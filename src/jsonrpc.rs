@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use smol_str::SmolStr;
 
 use crate::json::{js_number_text, token};
 
@@ -23,7 +24,9 @@ use crate::json::{js_number_text, token};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Id {
     /// A numeric id, kept as its JSON text (`1` and `1.0` are different texts but see [`Id::key`]).
-    Number(String),
+    /// Held inline up to 23 bytes (every id a client counts up to), so reading a frame's id
+    /// allocates nothing: recording and replay read one per frame.
+    Number(SmolStr),
     /// A string id.
     Str(String),
     /// `null` (only legal on error responses to unparseable requests).
@@ -42,7 +45,7 @@ impl Id {
         match text.as_bytes().first()? {
             b'"' => serde_json::from_str::<String>(text).ok().map(Id::Str),
             b'n' if text == "null" => Some(Id::Null),
-            b'-' | b'0'..=b'9' => Some(Id::Number(text.to_owned())),
+            b'-' | b'0'..=b'9' => Some(Id::Number(SmolStr::new(text))),
             _ => None,
         }
     }
@@ -50,7 +53,7 @@ impl Id {
     /// Builds an id from a parsed JSON value.
     pub fn from_value(value: &serde_json::Value) -> Option<Id> {
         match value {
-            serde_json::Value::Number(n) => Some(Id::Number(n.to_string())),
+            serde_json::Value::Number(n) => Some(Id::Number(SmolStr::new(n.to_string()))),
             serde_json::Value::String(s) => Some(Id::Str(s.clone())),
             serde_json::Value::Null => Some(Id::Null),
             _ => None,
@@ -69,7 +72,7 @@ impl Id {
     /// The id as JSON text, ready to splice into a frame.
     pub fn to_json(&self) -> String {
         match self {
-            Id::Number(text) => text.clone(),
+            Id::Number(text) => text.to_string(),
             Id::Str(s) => serde_json::Value::String(s.clone()).to_string(),
             Id::Null => "null".to_owned(),
         }

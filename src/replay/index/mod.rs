@@ -275,7 +275,7 @@ impl FpInfo {
 /// `String(id)`, without the float formatting for the plain integers nearly every id is.
 pub fn id_key(id: &Id) -> String {
     match id {
-        Id::Number(text) if plain_decimal(text) => text.clone(),
+        Id::Number(text) if plain_decimal(text) => text.to_string(),
         other => other.key(),
     }
 }
@@ -430,7 +430,7 @@ mod tests {
             ("007", "7"),
             ("1e3", "1000"),
         ] {
-            assert_eq!(id_key(&Id::Number(id.to_owned())), key, "{id}");
+            assert_eq!(id_key(&Id::Number((*id).into())), key, "{id}");
         }
         assert_eq!(id_key(&Id::Str("x".into())), "x");
     }
