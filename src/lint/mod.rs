@@ -270,7 +270,10 @@ pub struct TextMatch {
 pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     let text = Text::new(text);
     let mut out = Vec::new();
-    for &(index, find) in finders(surface) {
+    for &(index, find, gate) in finders(surface) {
+        if !gate.admits(&text) {
+            continue;
+        }
         if let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) {
             out.push(TextMatch { rule, excerpt });
         }
@@ -278,30 +281,33 @@ pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     out
 }
 
-/// The finders of the rules that read `surface`, with their places in the catalogue, in
-/// catalogue order: for [`Surface::Output`] the narrowed output rule set. Worked out once per
-/// surface, not asked of each rule for every text.
-fn finders(surface: Surface) -> &'static [(usize, rules::Finder)] {
-    static DECLARED: LazyLock<[Vec<(usize, rules::Finder)>; 4]> = LazyLock::new(|| {
-        [
-            Surface::Tool,
-            Surface::Prompt,
-            Surface::Resource,
-            Surface::Name,
-        ]
-        .map(|surface| {
-            rules::DOCS
-                .iter()
-                .zip(rules::FINDERS)
-                .enumerate()
-                .filter(|(_, (rule, _))| rule.reads(surface))
-                .map(|(index, (_, find))| (index, find))
-                .collect()
-        })
-    });
-    static OUTPUT: LazyLock<Vec<(usize, rules::Finder)>> = LazyLock::new(|| {
+/// The finders of the rules that read `surface`, with their places in the catalogue and their
+/// gates, in catalogue order: for [`Surface::Output`] the narrowed output rule set. Worked out
+/// once per surface, not asked of each rule for every text.
+fn finders(surface: Surface) -> &'static [(usize, rules::Finder, rules::Gate)] {
+    static DECLARED: LazyLock<[Vec<(usize, rules::Finder, rules::Gate)>; 4]> =
+        LazyLock::new(|| {
+            [
+                Surface::Tool,
+                Surface::Prompt,
+                Surface::Resource,
+                Surface::Name,
+            ]
+            .map(|surface| {
+                rules::DOCS
+                    .iter()
+                    .zip(rules::FINDERS)
+                    .enumerate()
+                    .filter(|(_, (rule, _))| rule.reads(surface))
+                    .map(|(index, (_, find))| (index, find, rules::Gate::of(index)))
+                    .collect()
+            })
+        });
+    static OUTPUT: LazyLock<Vec<(usize, rules::Finder, rules::Gate)>> = LazyLock::new(|| {
         (0..rules::DOCS.len())
-            .filter_map(|index| rules::output_finder(index).map(|find| (index, find)))
+            .filter_map(|index| {
+                rules::output_finder(index).map(|find| (index, find, rules::Gate::of(index)))
+            })
             .collect()
     });
     match surface {

@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Anchors, phrase_evidence, phrase_regex, required_groups};
+use super::{Anchors, Needs, phrase_evidence, phrase_regex, required_groups};
 
 const HELP: &str = "\
 **CAS-L003 — concealment directive** (shape, error)
@@ -60,6 +60,9 @@ pub(super) const ANCHORS: Anchors = &[
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 
 static GATE: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(DOC.id));
+
+/// What the text must hold before [`find`] can fire (its pattern cannot match without its anchors).
+pub(super) const NEEDS: Needs = Needs::Anchors;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     phrase_evidence(*GATE, &PATTERN, text)

@@ -8,7 +8,7 @@ use memchr::memchr3_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::char_at;
+use super::{Needs, char_at};
 
 const HELP: &str = "\
 **CAS-L006 — invisible or steganographic Unicode** (shape, error)
@@ -69,6 +69,9 @@ fn invisible_at(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
         .filter_map(|at| char_at(s, at).map(|c| (at, c)))
         .filter(|&(_, c)| is_invisible(c))
 }
+
+/// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
+pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     if text.ascii() {

@@ -3,6 +3,7 @@
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
+use super::Needs;
 
 const HELP: &str = "\
 **CAS-L007 — large opaque blob (base64-like)** (shape, warn)
@@ -43,6 +44,9 @@ const MIN_RUN: usize = 120;
 fn is_blob_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'='
 }
+
+/// Nothing is checked before [`find`] runs.
+pub(super) const NEEDS: Needs = Needs::Anything;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     let bytes = text.s.as_bytes();

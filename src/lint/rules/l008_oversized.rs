@@ -3,6 +3,7 @@
 
 use super::super::text::{Text, utf16_len};
 use super::super::{Evidence, Level, RuleDoc, Surface};
+use super::Needs;
 
 const HELP: &str = "\
 **CAS-L008 — oversized description (context-window bloat)** (shape, warn)
@@ -39,6 +40,9 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 };
 
 const LIMIT: usize = 1500;
+
+/// Nothing is checked before [`find`] runs.
+pub(super) const NEEDS: Needs = Needs::Anything;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     // Byte length bounds UTF-16 length from above, so short texts skip the count.

@@ -8,7 +8,7 @@ use memchr::memchr_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::char_at;
+use super::{Needs, char_at};
 
 const HELP: &str = "\
 **CAS-L009 — bidirectional override or unbalanced embedding (Trojan Source)** (shape, error)
@@ -49,6 +49,9 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     ceilings: &[],
     doc: HELP,
 };
+
+/// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
+pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     if text.ascii() {

@@ -8,7 +8,7 @@ use memchr::memchr2_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::char_at;
+use super::{Needs, char_at};
 
 const HELP: &str = "\
 **CAS-L010 — variation selectors used as a data channel** (shape, error)
@@ -65,6 +65,9 @@ fn selectors(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
         .filter_map(|at| char_at(s, at).map(|c| (at, c)))
         .filter(|&(_, c)| is_basic_selector(c) || is_ideographic_selector(c))
 }
+
+/// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
+pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     if text.ascii() {

@@ -7,6 +7,7 @@ use regex::Regex;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
+use super::Needs;
 
 const HELP: &str = "\
 **CAS-L015 — mixed-script word (homoglyph obfuscation)** (shape, warn)
@@ -99,6 +100,9 @@ fn second_byte_fits(lead: u8, next: u8) -> bool {
         _ => false,
     }
 }
+
+/// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
+pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     // Cyrillic and Greek letters are never ASCII.

@@ -11,6 +11,7 @@ use memchr::memchr3_iter;
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
+use super::Needs;
 
 const HELP: &str = "\
 **CAS-L017 — terminal control sequence** (shape, warn)
@@ -133,6 +134,9 @@ struct Sequence {
     end: usize,
     effect: Effect,
 }
+
+/// Nothing is checked before [`find`] runs.
+pub(super) const NEEDS: Needs = Needs::Anything;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     may_hold_a_sequence(text)

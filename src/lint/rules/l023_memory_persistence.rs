@@ -3,6 +3,7 @@
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
+use super::Needs;
 use super::families::Family;
 
 const HELP: &str = super::families::family_help!(
@@ -35,6 +36,9 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     ceilings: &[],
     doc: HELP,
 };
+
+/// Nothing is checked before [`find`] runs.
+pub(super) const NEEDS: Needs = Needs::Anything;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     super::second_stage(text, Family::Memory as usize, &[])
