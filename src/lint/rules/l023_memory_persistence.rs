@@ -37,8 +37,8 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-/// Nothing is checked before [`find`] runs.
-pub(super) const NEEDS: Needs = Needs::Anything;
+/// What the text must hold before [`find`] can fire (the second stage's evidence, which it reports).
+pub(super) const NEEDS: Needs = Needs::Evidence(Family::Memory as usize);
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     super::second_stage(text, Family::Memory as usize, &[])

@@ -77,6 +77,8 @@ pub(crate) enum Needs {
     Url,
     /// A byte that is not ASCII: every code point the rule looks for is above U+007F.
     NonAscii,
+    /// Second-stage evidence in this slot (a family, or the intent stage): what the rule reports.
+    Evidence(usize),
 }
 
 /// A rule's [`Needs`] worked out for the anchor search: the groups the text must hold (none
@@ -85,6 +87,8 @@ pub(crate) enum Needs {
 pub(crate) struct Gate {
     groups: u32,
     non_ascii: bool,
+    /// The second-stage slot that must hold evidence.
+    evidence: Option<usize>,
 }
 
 impl Gate {
@@ -93,19 +97,24 @@ impl Gate {
         let (Some(doc), Some(needs)) = (DOCS.get(index), NEEDS.get(index)) else {
             return Gate::default();
         };
-        match needs {
-            Needs::Anything => Gate::default(),
+        let none = Gate::default();
+        match *needs {
+            Needs::Anything => none,
             Needs::Anchors => Gate {
                 groups: required_groups(doc.id).unwrap_or(0),
-                non_ascii: false,
+                ..none
             },
             Needs::Url => Gate {
                 groups: (*URL_REQUIRED).unwrap_or(0),
-                non_ascii: false,
+                ..none
             },
             Needs::NonAscii => Gate {
-                groups: 0,
                 non_ascii: true,
+                ..none
+            },
+            Needs::Evidence(slot) => Gate {
+                evidence: Some(slot),
+                ..none
             },
         }
     }
@@ -116,6 +125,12 @@ impl Gate {
     pub(crate) fn admits(self, text: &Text<'_>) -> bool {
         if self.non_ascii && text.ascii() {
             return false;
+        }
+        if let Some(slot) = self.evidence {
+            return analysis(text)
+                .evidence
+                .get(slot)
+                .is_some_and(Option::is_some);
         }
         self.groups == 0 || anchor_groups(text) & self.groups == self.groups
     }
@@ -214,12 +229,16 @@ pub(crate) static NEEDS: [Needs; 24] = [
 /// one of `covered_by` (the first-stage rules of the same family) already fires on it: one
 /// sentence is reported once, under the rule a user already knows.
 pub(super) fn second_stage(text: &Text<'_>, slot: usize, covered_by: &[Finder]) -> Option<String> {
-    let analysis = text.second.get_or_init(|| families::analyse(text.s));
-    let evidence = analysis.evidence.get(slot)?.as_ref()?;
+    let evidence = analysis(text).evidence.get(slot)?.as_ref()?;
     if covered_by.iter().any(|find| find(text).is_some()) {
         return None;
     }
     Some(evidence.clone())
+}
+
+/// What the second stage found in the text, worked out the first time a rule asks.
+fn analysis<'t>(text: &'t Text<'_>) -> &'t families::Analysis {
+    text.second.get_or_init(|| families::analyse(text.s))
 }
 
 /// What silences the intent reader: every phrase rule of both stages.
