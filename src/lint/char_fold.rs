@@ -83,12 +83,54 @@ pub(super) fn fold(
     (e.reveal[usize::from(next_latin)], e.latin_after)
 }
 
+/// The table of the two-byte range, for [`fold_two_byte`]: looked up once per text, not once
+/// per character.
+pub(super) fn two_byte_table() -> &'static Table {
+    &TWO_BYTE
+}
+
+/// [`fold`] for a character of the two-byte range given by its code point (`0x80..0x800`, as
+/// two UTF-8 bytes spell it), where the table also answers whether it is invisible: `None`
+/// then, and nothing is appended. The walk of a text reads such characters from their two
+/// bytes instead of decoding them (Cyrillic, Greek and Arabic prose is mostly made of them).
+pub(super) fn fold_two_byte(
+    table: &Table,
+    code_point: u32,
+    prev_latin: bool,
+    next_latin: bool,
+    out: &mut String,
+) -> Option<(Reveal, bool)> {
+    let pair = (code_point as usize)
+        .checked_sub(TABLED_START)
+        .and_then(|i| table.entries.get(i));
+    let Some(pair) = pair else {
+        // Not in the range: the general way, for whatever character it is.
+        let c = char::from_u32(code_point).unwrap_or_default();
+        return (!is_invisible(c)).then(|| fold(c, prev_latin, next_latin, out));
+    };
+    let e = &pair[usize::from(prev_latin)];
+    if e.invisible {
+        return None;
+    }
+    match e.one {
+        Some(one) => out.push(one),
+        None => match table.text.get(e.start as usize..e.end as usize) {
+            Some(text) => out.push_str(text),
+            None => {
+                let c = char::from_u32(code_point).unwrap_or_default();
+                return Some(fold_plain(c, prev_latin, next_latin, out));
+            }
+        },
+    }
+    Some((e.reveal[usize::from(next_latin)], e.latin_after))
+}
+
 /// The two-byte range of UTF-8, where the table applies.
 const TABLED_START: usize = 0x80;
 const TABLED_END: usize = 0x800;
 
 /// What [`fold_plain`] makes of each character of the two-byte range, for either `prev_latin`.
-struct Table {
+pub(super) struct Table {
     /// Every folded character end to end.
     text: String,
     /// Per character (from [`TABLED_START`]), for `prev_latin` false and true.
@@ -104,6 +146,8 @@ struct Entry {
     /// The reveals when no ASCII letter follows, and when one does.
     reveal: [Reveal; 2],
     latin_after: bool,
+    /// The character is one [`is_invisible`] names (the walk drops it and says so).
+    invisible: bool,
 }
 
 static TWO_BYTE: LazyLock<Table> = LazyLock::new(|| {
@@ -127,6 +171,7 @@ static TWO_BYTE: LazyLock<Table> = LazyLock::new(|| {
                 one,
                 reveal: [alone, before_latin],
                 latin_after,
+                invisible: is_invisible(c),
             }
         };
         let pair = [entry(false, &mut table.text), entry(true, &mut table.text)];

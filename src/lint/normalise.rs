@@ -498,6 +498,7 @@ fn full_fold_with(
             None => screen(bytes).spaced_run,
         };
     let mut prev_latin = false;
+    let two_byte = char_fold::two_byte_table();
     let mut at = 0;
     while at < bytes.len() {
         if bytes[at].is_ascii() {
@@ -513,6 +514,33 @@ fn full_fold_with(
             at = end;
             continue;
         }
+        // A character of the two-byte range (Latin-1 to Arabic), of which Cyrillic, Greek and
+        // Arabic prose is mostly made: read from its two bytes and folded by `char_fold`'s
+        // table, which also says whether it is invisible. The general way below decodes each
+        // character and asks it three questions; the tests hold the two equal. Such a
+        // character goes here even when it copies itself: one lookup, where a run copy tests
+        // each character twice, and runs of Cyrillic, Greek or Arabic prose are short (a
+        // homoglyph or an ASCII space ends each).
+        if let Some((code_point, next_at)) = two_byte_at(bytes, at).filter(|_| !exhaustive) {
+            let next_latin = bytes.get(next_at).is_some_and(u8::is_ascii_alphabetic);
+            let start = f.out.len();
+            match char_fold::fold_two_byte(two_byte, code_point, prev_latin, next_latin, &mut f.out)
+            {
+                None => {
+                    f.checkpoint(next_at);
+                    f.reveal(start, Reveal::INVISIBLE);
+                }
+                Some((reveal, latin)) => {
+                    prev_latin = latin;
+                    f.checkpoint(next_at);
+                    if !reveal.is_empty() {
+                        f.reveal(start, reveal);
+                    }
+                }
+            }
+            at = next_at;
+            continue;
+        }
         let Some(c) = s[at..].chars().next() else {
             break;
         };
@@ -520,12 +548,7 @@ fn full_fold_with(
         // scripts hold none). It and the ones after it that copy themselves go in one copy: a
         // run of Chinese or Japanese is nothing else, and offsets advance together over it.
         let copies_itself = |c: char| is_plain_script(c) || (!exhaustive && folds_to_itself(c));
-        // A character of the two-byte range (Latin-1 to Arabic) is folded by `char_fold`'s
-        // table even when it copies itself, which the table then gives: one lookup, where a
-        // run copy decodes and tests each character twice, and the runs of Cyrillic, Greek or
-        // Arabic prose are short (a homoglyph or an ASCII space ends each).
-        let tabled = !exhaustive && c.len_utf8() == 2;
-        if !tabled && copies_itself(c) {
+        if copies_itself(c) {
             let run_end = s[at..]
                 .char_indices()
                 .find(|&(_, n)| !copies_itself(n))
@@ -567,6 +590,18 @@ fn full_fold_with(
         reveals,
     };
     (f.out, trace)
+}
+
+/// The code point of the two-byte UTF-8 character at `at` of `bytes` (valid UTF-8), and where
+/// the next character starts; `None` when the character there is not two bytes long.
+fn two_byte_at(bytes: &[u8], at: usize) -> Option<(u32, usize)> {
+    let (&lead, &next) = (bytes.get(at)?, bytes.get(at + 1)?);
+    (0xC2..=0xDF).contains(&lead).then(|| {
+        (
+            (u32::from(lead & 0x1F) << 6) | u32::from(next & 0x3F),
+            at + 2,
+        )
+    })
 }
 
 /// Copy `s[start..end]` (ASCII) lowercased, collapsing letter-spaced runs.
