@@ -81,8 +81,9 @@ pub(crate) enum Needs {
     Evidence(usize),
 }
 
-/// A rule's [`Needs`] worked out for the anchor search: the groups the text must hold (none
-/// when zero) and whether it must hold a byte that is not ASCII.
+/// A rule's [`Needs`] worked out once: the anchor groups the text must hold (none when zero),
+/// whether it must hold a byte that is not ASCII, and which second-stage slot must hold
+/// evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Gate {
     groups: u32,
@@ -867,9 +868,9 @@ mod tests {
         }
     }
 
-    /// Texts each rule fires on, ASCII and not: the evaluation set's (every family, ten
-    /// languages, honest texts that use the same nouns) and one or more per rule that it has
-    /// nothing for (code points, blobs, lengths, control sequences, URLs).
+    /// Texts each rule fires on, ASCII and not: the evaluation set (every family, ten
+    /// languages, honest texts that use the same nouns), and texts for the rules it has none
+    /// for (code points, blobs, lengths, control sequences, URLs).
     fn firing_texts() -> Vec<String> {
         let eval = include_str!("../../../tests/fixtures/lint-eval.jsonl");
         let mut texts: Vec<String> = eval
