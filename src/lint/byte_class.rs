@@ -494,6 +494,8 @@ mod avx2 {
         reason = "AVX2 intrinsics: unaligned loads of thirty-two bytes from a chunk of exactly thirty-two"
     )]
     pub(super) unsafe fn block_classes(block: &[u8]) -> Block {
+        // The padding of `sse2::whole`, written out: given through a closure, the
+        // classification was no longer compiled as AVX2 code and cost eight times as much.
         let mut padded = [0u8; 64];
         let b = match block.first_chunk::<64>() {
             Some(full) => full,

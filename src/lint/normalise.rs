@@ -569,11 +569,8 @@ fn full_fold_with(
             f.reveal(start, Reveal::INVISIBLE);
             continue;
         }
-        let (reveal, latin) = if exhaustive {
-            char_fold::fold_plain(c, prev_latin, next_latin, &mut f.out)
-        } else {
-            char_fold::fold(c, prev_latin, next_latin, &mut f.out)
-        };
+        // The two-byte range went the table's way above; what reaches here has no entry.
+        let (reveal, latin) = char_fold::fold_plain(c, prev_latin, next_latin, &mut f.out);
         prev_latin = latin;
         f.checkpoint(at + c.len_utf8());
         if !reveal.is_empty() {
