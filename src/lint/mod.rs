@@ -269,11 +269,15 @@ pub struct TextMatch {
 /// redaction placeholders first).
 pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     let text = Text::new(text);
+    let rules = finders(surface);
     let mut out = Vec::new();
-    for &(index, find, gate) in finders(surface) {
-        if !gate.admits(&text) {
+    let mut admitted = rules.admitted(&text);
+    while admitted != 0 {
+        let i = admitted.trailing_zeros() as usize;
+        admitted &= admitted - 1;
+        let Some(&(index, find)) = rules.finders.get(i) else {
             continue;
-        }
+        };
         if let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) {
             out.push(TextMatch { rule, excerpt });
         }
@@ -281,35 +285,24 @@ pub fn scan_text(text: &str, surface: Surface) -> Vec<TextMatch> {
     out
 }
 
-/// The finders of the rules that read `surface`, with their places in the catalogue and their
-/// gates, in catalogue order: for [`Surface::Output`] the narrowed output rule set. Worked out
-/// once per surface, not asked of each rule for every text.
-fn finders(surface: Surface) -> &'static [(usize, rules::Finder, rules::Gate)] {
-    static DECLARED: LazyLock<[Vec<(usize, rules::Finder, rules::Gate)>; 4]> =
-        LazyLock::new(|| {
-            [
-                Surface::Tool,
-                Surface::Prompt,
-                Surface::Resource,
-                Surface::Name,
-            ]
-            .map(|surface| {
-                rules::DOCS
-                    .iter()
-                    .zip(rules::FINDERS)
-                    .enumerate()
-                    .filter(|(_, (rule, _))| rule.reads(surface))
-                    .map(|(index, (_, find))| (index, find, rules::Gate::of(index)))
-                    .collect()
-            })
-        });
-    static OUTPUT: LazyLock<Vec<(usize, rules::Finder, rules::Gate)>> = LazyLock::new(|| {
-        (0..rules::DOCS.len())
-            .filter_map(|index| {
-                rules::output_finder(index).map(|find| (index, find, rules::Gate::of(index)))
-            })
-            .collect()
+/// The rules that read `surface` with their gates, in catalogue order: for [`Surface::Output`]
+/// the narrowed output rule set. Worked out once per surface, not asked of each rule for every
+/// text.
+fn finders(surface: Surface) -> &'static rules::SurfaceRules {
+    fn built(finders: Vec<(usize, rules::Finder)>) -> rules::SurfaceRules {
+        // The catalogue has 24 rules; a test checks every surface fits.
+        rules::SurfaceRules::new(finders).expect("a surface reads at most 64 rules")
+    }
+    static DECLARED: LazyLock<[rules::SurfaceRules; 4]> = LazyLock::new(|| {
+        [
+            Surface::Tool,
+            Surface::Prompt,
+            Surface::Resource,
+            Surface::Name,
+        ]
+        .map(|surface| built(declared_finders(surface)))
     });
+    static OUTPUT: LazyLock<rules::SurfaceRules> = LazyLock::new(|| built(output_finders()));
     match surface {
         Surface::Tool => &DECLARED[0],
         Surface::Prompt => &DECLARED[1],
@@ -317,6 +310,24 @@ fn finders(surface: Surface) -> &'static [(usize, rules::Finder, rules::Gate)] {
         Surface::Name => &DECLARED[3],
         Surface::Output => &OUTPUT,
     }
+}
+
+/// The catalogue index and finder of every rule that reads a declared `surface`.
+fn declared_finders(surface: Surface) -> Vec<(usize, rules::Finder)> {
+    rules::DOCS
+        .iter()
+        .zip(rules::FINDERS)
+        .enumerate()
+        .filter(|(_, (rule, _))| rule.reads(surface))
+        .map(|(index, (_, find))| (index, find))
+        .collect()
+}
+
+/// The catalogue index and output finder of every rule that reads recorded output.
+fn output_finders() -> Vec<(usize, rules::Finder)> {
+    (0..rules::DOCS.len())
+        .filter_map(|index| rules::output_finder(index).map(|find| (index, find)))
+        .collect()
 }
 
 /// Lint a tool from a `tools/list` answer. Levels are the rules' own (uncapped).

@@ -121,19 +121,99 @@ impl Gate {
     }
 
     /// Whether the text may hold what the rule looks for; `false` only when its finders would
-    /// return `None`.
-    #[inline]
+    /// return `None`. The plain definition: [`SurfaceRules::admitted`] answers for every rule
+    /// of a surface at once, and the tests hold the two equal.
+    #[cfg(test)]
     pub(crate) fn admits(self, text: &Text<'_>) -> bool {
         if self.non_ascii && text.ascii() {
             return false;
         }
         if let Some(slot) = self.evidence {
-            return analysis(text)
-                .evidence
-                .get(slot)
-                .is_some_and(Option::is_some);
+            return analysis(text).evidence(slot).is_some();
         }
         self.groups == 0 || anchor_groups(text) & self.groups == self.groups
+    }
+}
+
+/// The rules one surface reads, with their gates folded into bit masks so that a text is
+/// admitted to all of them at once: a rule that needs nothing, or a byte that is not ASCII,
+/// costs one `or` per text instead of a gate check and a test, and only the admitted rules'
+/// finders are called. Bit `i` stands for `finders[i]`; [`SurfaceRules::admitted`] gives what
+/// [`Gate::admits`] gives for each rule (a test holds the two equal).
+pub(crate) struct SurfaceRules {
+    /// Each rule's place in the catalogue and its finder, in catalogue order.
+    pub(crate) finders: Vec<(usize, Finder)>,
+    /// Rules admitted whatever the text.
+    always: u64,
+    /// Rules admitted when the text holds a byte that is not ASCII.
+    non_ascii: u64,
+    /// Rules admitted when the text holds every anchor group of theirs.
+    anchored: Vec<(u32, u64)>,
+    /// Rules admitted when the second stage found evidence in their slot.
+    evidence: Vec<(usize, u64)>,
+}
+
+/// Most rules one surface may read: [`SurfaceRules`] keeps them in a `u64`.
+pub(crate) const MAX_SURFACE_RULES: usize = 64;
+
+impl SurfaceRules {
+    /// The rules of `finders` (catalogue index and finder, in catalogue order); `None` past
+    /// [`MAX_SURFACE_RULES`], which a test rules out.
+    pub(crate) fn new(finders: Vec<(usize, Finder)>) -> Option<SurfaceRules> {
+        if finders.len() > MAX_SURFACE_RULES {
+            return None;
+        }
+        let mut rules = SurfaceRules {
+            finders: Vec::new(),
+            always: 0,
+            non_ascii: 0,
+            anchored: Vec::new(),
+            evidence: Vec::new(),
+        };
+        for (i, &(index, _)) in finders.iter().enumerate() {
+            let bit = 1u64 << i;
+            let gate = Gate::of(index);
+            // A gate has one condition at most (see `Gate::of`).
+            if gate.non_ascii {
+                rules.non_ascii |= bit;
+            } else if let Some(slot) = gate.evidence {
+                rules.evidence.push((slot, bit));
+            } else if gate.groups != 0 {
+                rules.anchored.push((gate.groups, bit));
+            } else {
+                rules.always |= bit;
+            }
+        }
+        rules.finders = finders;
+        Some(rules)
+    }
+
+    /// The rules `text` may trip, as bits of [`SurfaceRules::finders`].
+    #[inline]
+    pub(crate) fn admitted(&self, text: &Text<'_>) -> u64 {
+        let mut admitted = self.always;
+        if !text.ascii() {
+            admitted |= self.non_ascii;
+        }
+        if !self.anchored.is_empty() {
+            let found = anchor_groups(text);
+            for &(groups, bit) in &self.anchored {
+                if found & groups == groups {
+                    admitted |= bit;
+                }
+            }
+        }
+        if !self.evidence.is_empty() {
+            let analysis = analysis(text);
+            if analysis.found_any() {
+                for &(slot, bit) in &self.evidence {
+                    if analysis.evidence(slot).is_some() {
+                        admitted |= bit;
+                    }
+                }
+            }
+        }
+        admitted
     }
 }
 
@@ -230,7 +310,7 @@ pub(crate) static NEEDS: [Needs; 24] = [
 /// one of `covered_by` (the first-stage rules of the same family) already fires on it: one
 /// sentence is reported once, under the rule a user already knows.
 pub(super) fn second_stage(text: &Text<'_>, slot: usize, covered_by: &[Finder]) -> Option<String> {
-    let evidence = analysis(text).evidence.get(slot)?.as_ref()?;
+    let evidence = analysis(text).evidence(slot)?;
     if covered_by.iter().any(|find| find(text).is_some()) {
         return None;
     }

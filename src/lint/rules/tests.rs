@@ -224,6 +224,57 @@ proptest! {
     }
 }
 
+/// Every rule's gate and the surface sets' masks, on one text: the bits [`SurfaceRules`] admits
+/// for all rules and for the recorded-output set are what each rule's [`Gate`] admits.
+fn masks_are_the_gates(s: &str) -> Result<(), TestCaseError> {
+    let text = Text::new(s);
+    let every: Vec<(usize, Finder)> = FINDERS.iter().copied().enumerate().collect();
+    let output: Vec<(usize, Finder)> = (0..DOCS.len())
+        .filter_map(|index| output_finder(index).map(|find| (index, find)))
+        .collect();
+    for finders in [every, output] {
+        let Some(rules) = SurfaceRules::new(finders.clone()) else {
+            return Err(TestCaseError::fail("more rules than the mask holds"));
+        };
+        let admitted = rules.admitted(&text);
+        for (i, &(index, _)) in finders.iter().enumerate() {
+            prop_assert_eq!(
+                admitted >> i & 1 == 1,
+                Gate::of(index).admits(&text),
+                "{} on {:?}",
+                DOCS[index].id,
+                s
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn surface_masks_admit_what_the_gates_admit() {
+    for s in firing_texts() {
+        if let Err(e) = masks_are_the_gates(&s) {
+            panic!("{e}");
+        }
+    }
+    assert!(FINDERS.len() <= MAX_SURFACE_RULES);
+}
+
+proptest! {
+    /// The same on texts run together from pieces of the corpus and of the anchors.
+    #[test]
+    fn surface_masks_admit_what_the_gates_admit_on_joined_texts(
+        s in fixture::pieces_joined(
+            firing_texts().into_iter().chain(
+                ["://", "<", "|", "\u{e9}", "not ", "you are ", "http", " "].map(str::to_owned)
+            ).collect(),
+            6,
+        )
+    ) {
+        masks_are_the_gates(&s)?;
+    }
+}
+
 #[test]
 fn anchor_groups_fit_the_bit_set() {
     let groups: usize = PHRASES.iter().map(|(_, anchors)| anchors.len()).sum();
