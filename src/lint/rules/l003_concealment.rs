@@ -50,10 +50,11 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"(?i-u:do)\s+(?i-u:not)\s+(?i-u:tell|inform|mention|reveal|show|notify|alert)[^.]{0,40}(?i-u:user|human|operator)";
 
-/// Literals the pattern cannot match without (see `Anchors`). A match holds "not" and one
-/// of the verbs (cut to start on rarer letters); "not" alone is too common in prose to gate.
+/// Literals the pattern cannot match without (see `Anchors`). A match holds "not" after white
+/// space, and one of the verbs (cut to start on rarer letters); "not" alone is too common in
+/// prose to gate, and inside a word (`cannot`, `notation`) it is not the pattern's.
 pub(super) const ANCHORS: Anchors = &[
-    &["not"],
+    &["\\snot"],
     &["tell", "nform", "ntion", "veal", "show", "otify", "alert"],
 ];
 

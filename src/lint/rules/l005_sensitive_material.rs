@@ -50,8 +50,9 @@ pub(super) const SOURCE: &str = r"\.(?i-u:ssh)\b|(?i-u:id_rsa)|\.(?i-u:env)\b|(?
 
 /// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of
 /// these: `edential` stands for `credential` (anchors are cut to start on rarer letters), and
-/// `key` for the API-key alternative, since every spelling it accepts ends in "key(s)".
-pub(super) const ANCHORS: Anchors = &[&[".ssh", "id_rsa", ".env", "edential", "key"]];
+/// `key` for the API-key alternative, since every spelling it accepts ends in "key(s)", right
+/// after `i`, `_` or `-` (`apikey`, `api_key`, `api-key`; not `monkey`).
+pub(super) const ANCHORS: Anchors = &[&[".ssh", "id_rsa", ".env", "edential", "[i_-]key"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 

@@ -48,8 +48,9 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 pub(super) const SOURCE: &str = r"\b(?i-u:exec|eval|subprocess|child_process|shell)\b|\b(?i-u:rm)\s+-(?i-u:rf)\b|\|\s*(?i-u:sh|bash)\b";
 
 /// Literals the pattern cannot match without (see `Anchors`). Each alternative holds one of
-/// these (`rocess` covers `subprocess` and `child_process` and starts on a rarer letter).
-pub(super) const ANCHORS: Anchors = &[&["exec", "eval", "rocess", "shell", "-rf", "|"]];
+/// these (`rocess` covers `subprocess` and `child_process` and starts on a rarer letter;
+/// `-rf` follows white space).
+pub(super) const ANCHORS: Anchors = &[&["exec", "eval", "rocess", "shell", "\\s-rf", "|"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 

@@ -62,14 +62,15 @@ pub(super) const SOURCE: &str = concat!(
 );
 
 /// Literals the pattern cannot match without (see `Anchors`). The first and third
-/// alternatives hold "you", the second "act"; each also holds a role word or "pretend" (cut to
-/// start on rarer letters).
+/// alternatives hold "you", the second "act", each at a word boundary (not the `act` of
+/// `characters`); each also holds a role word or "pretend" (cut to start on rarer letters;
+/// `god` follows white space).
 pub(super) const ANCHORS: Anchors = &[
-    &["you", "act"],
+    &["\\byou", "\\bact"],
     &[
         "eveloper",
         "debug",
-        "god",
+        "\\sgod",
         "dmin",
         "root",
         "unrestricted",

@@ -53,8 +53,9 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 pub(super) const SOURCE: &str = r"\b(?i-u:include|attach|provide|supply|pass|paste)\s+(?:(?i-u:your|the)\s+)?(?i-u:api[_ -]?key|access[_ -]?token|password|secret|credentials?)\b";
 
 /// Literals the pattern cannot match without (see `Anchors`). Every credential noun the pattern
-/// accepts holds one of these (cut to start on rarer letters).
-pub(super) const ANCHORS: Anchors = &[&["key", "token", "ssword", "ecret", "edential"]];
+/// accepts holds one of these (cut to start on rarer letters; `key` right after `i`, `_`, a
+/// space or `-`, as in `api key`).
+pub(super) const ANCHORS: Anchors = &[&["[i_ -]key", "token", "ssword", "ecret", "edential"]];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 

@@ -364,15 +364,72 @@ pub(crate) fn output_finder(index: usize) -> Option<Finder> {
 /// the packed (SIMD) searches, whose cost grows with how often a literal's first bytes occur,
 /// so literals are cut from the pattern to begin on rare letters (`edential`, not
 /// `credential`), and one literal per alternative is preferred to a conjunction of common ones.
+///
+/// A literal may also say what its pattern puts before it (see [`Context`]): `\snot` after
+/// white space, `\bact` after an ASCII word boundary, `[i_-]key` after one of the bytes in
+/// the brackets. A three-byte word is found inside many others (`act` in `characters`), and
+/// each such find let the rule's whole pattern run on an honest text.
 pub(super) type Anchors = &'static [&'static [&'static str]];
 
-/// The gate of the URL-anchored rules (CAS-L004, CAS-L016): no `://`, no URL.
+/// What an anchor's pattern requires just before it, read off the byte before the literal in
+/// the text: a necessary condition, like the literal itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Context {
+    /// Nothing.
+    Any,
+    /// White space (`\s`): an ASCII space, tab, line feed, vertical tab, form feed or carriage
+    /// return, or the last byte of a character that is not ASCII (every other character
+    /// JavaScript counts as white space is one).
+    Space,
+    /// An ASCII word boundary (`\b` before a letter): the start of the text or a byte that is
+    /// not an ASCII letter, digit or `_`.
+    WordStart,
+    /// One of these bytes (ASCII, either case).
+    After(&'static str),
+}
+
+impl Context {
+    /// A written anchor's context and its literal (see [`Anchors`]).
+    pub(super) fn of(written: &'static str) -> (Context, &'static str) {
+        if let Some(literal) = written.strip_prefix("\\s") {
+            return (Context::Space, literal);
+        }
+        if let Some(literal) = written.strip_prefix("\\b") {
+            return (Context::WordStart, literal);
+        }
+        if let Some((set, literal)) = written
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once(']'))
+        {
+            return (Context::After(set), literal);
+        }
+        (Context::Any, written)
+    }
+
+    /// Whether the context holds before byte `at` of `text`.
+    pub(super) fn holds(self, text: &[u8], at: usize) -> bool {
+        let before = at.checked_sub(1).and_then(|i| text.get(i)).copied();
+        match self {
+            Context::Any => true,
+            Context::Space => {
+                before.is_some_and(|b| matches!(b, b'\t'..=b'\r' | b' ') || b >= 0x80)
+            }
+            Context::WordStart => before.is_none_or(|b| !(b.is_ascii_alphanumeric() || b == b'_')),
+            Context::After(set) => {
+                before.is_some_and(|b| set.bytes().any(|s| s.eq_ignore_ascii_case(&b)))
+            }
+        }
+    }
+}
+
+/// The gate of the URL-anchored rules (CAS-L004, CAS-L016): no `://` after a `p` or an `s`
+/// (`http://`, `https://`), no URL.
 const URL_GATE: &str = "url";
 
 /// Every gated rule, by id, with its anchors: the phrase rules (one regex each) and the
 /// URL-anchored scan, which shares one gate for both of its rules.
 const PHRASES: [(&str, Anchors); 9] = [
-    (URL_GATE, &[&["://"]]),
+    (URL_GATE, &[&["[ps]://"]]),
     (
         l001_instruction_override::DOC.id,
         l001_instruction_override::ANCHORS,
@@ -402,9 +459,14 @@ const PHRASES: [(&str, Anchors); 9] = [
 /// (bit = position among all groups, see [`required_groups`]) its presence satisfies.
 struct AnchorScan {
     search: AnchorSearch,
-    /// Group bits per literal, indexed by pattern id. Closed under substrings: a literal also
+    /// Group bits per literal, indexed by pattern id, of the readings of it (and of the
+    /// literals inside it) that need no context. Closed under substrings: a literal also
     /// carries the bits of every shorter literal it contains (see [`AnchorScan::groups`]).
     literal_groups: Vec<u32>,
+    /// Per literal, the readings of it and of the literals inside it that need a context
+    /// ([`Context`]): their groups, their context, and where they start in the literal.
+    /// Checked against the text at each find.
+    context_groups: Vec<Vec<(u32, Context, usize)>>,
     /// Single-byte anchors (`<`, `|`), found with `memchr` instead: a one-byte literal would
     /// blunt the packed search's fingerprints for every other literal.
     byte_groups: Vec<(u8, u32)>,
@@ -425,32 +487,69 @@ enum AnchorSearch {
 }
 
 static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
-    let mut literals: Vec<(String, u32)> = Vec::new();
+    // Each distinct literal with its readings: the groups it satisfies, in a context.
+    let mut literals: Vec<(String, Vec<(u32, Context)>)> = Vec::new();
     let mut bit = 0u32;
     for (_, anchors) in PHRASES {
         for group in anchors {
-            for literal in *group {
+            for written in *group {
+                let (context, literal) = Context::of(written);
                 let literal = literal.to_ascii_lowercase();
+                let reading = (1 << bit, context);
                 match literals.iter_mut().find(|(l, _)| *l == literal) {
-                    Some((_, groups)) => *groups |= 1 << bit,
-                    None => literals.push((literal, 1 << bit)),
+                    Some((_, readings)) => readings.push(reading),
+                    None => literals.push((literal, vec![reading])),
                 }
             }
             bit += 1;
         }
     }
     let (bytes, literals): (Vec<_>, Vec<_>) = literals.into_iter().partition(|(l, _)| l.len() == 1);
+    // A one-byte anchor is found by a byte search, which checks no context (a test holds
+    // that none asks for one).
     let byte_groups: Vec<(u8, u32)> = bytes
         .into_iter()
-        .filter_map(|(l, groups)| l.bytes().next().map(|b| (b, groups)))
+        .filter_map(|(l, readings)| {
+            let groups = readings.iter().fold(0, |all, &(groups, _)| all | groups);
+            l.bytes().next().map(|b| (b, groups))
+        })
         .collect();
-    let literal_groups = literals
+    // Every reading of every literal inside each literal (itself included), and where it
+    // starts there.
+    let closure: Vec<Vec<(u32, Context, usize)>> = literals
         .iter()
-        .map(|(outer, groups)| {
+        .map(|(outer, _)| {
             literals
                 .iter()
-                .filter(|(inner, _)| outer.contains(inner.as_str()))
-                .fold(*groups, |all, (_, inner_groups)| all | inner_groups)
+                .flat_map(|(inner, readings)| {
+                    // Every start, overlapping ones included: each may meet its context.
+                    (0..outer.len())
+                        .filter(|&at| outer[at..].starts_with(inner.as_str()))
+                        .flat_map(move |at| {
+                            readings
+                                .iter()
+                                .map(move |&(groups, context)| (groups, context, at))
+                        })
+                })
+                .collect()
+        })
+        .collect();
+    let literal_groups = closure
+        .iter()
+        .map(|readings| {
+            readings
+                .iter()
+                .filter(|&&(_, context, _)| context == Context::Any)
+                .fold(0, |all, &(groups, _, _)| all | groups)
+        })
+        .collect();
+    let context_groups = closure
+        .into_iter()
+        .map(|readings| {
+            readings
+                .into_iter()
+                .filter(|&(_, context, _)| context != Context::Any)
+                .collect()
         })
         .collect();
 
@@ -490,6 +589,7 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
     AnchorScan {
         search,
         literal_groups,
+        context_groups,
         byte_groups,
         byte_needles,
         tracked_groups,
@@ -541,7 +641,18 @@ impl AnchorScan {
     /// bits is what one search over all literals would find (`groups_are_the_plain_ones`).
     fn groups(&self, s: &str, seen: Option<byte_class::Seen>) -> u32 {
         let mut bits = self.byte_bits(s.as_bytes(), seen);
-        let groups_of = |id: usize| self.literal_groups.get(id).copied().unwrap_or(0);
+        let bytes = s.as_bytes();
+        // The groups a find of literal `id` at `at` satisfies: those needing no context, and
+        // those whose context holds there.
+        let groups_of = |id: usize, at: usize| {
+            let plain = self.literal_groups.get(id).copied().unwrap_or(0);
+            self.context_groups
+                .get(id)
+                .into_iter()
+                .flatten()
+                .filter(|&&(_, context, offset)| context.holds(bytes, at + offset))
+                .fold(plain, |all, &(groups, _, _)| all | groups)
+        };
         match &self.search {
             AnchorSearch::Packed(parts) => FOLDED.with_borrow_mut(|folded| {
                 fold_into(s.as_bytes(), folded);
@@ -554,7 +665,7 @@ impl AnchorScan {
                             break;
                         };
                         if let Some(&id) = ids.get(m.pattern().as_usize()) {
-                            bits |= groups_of(id);
+                            bits |= groups_of(id, m.start());
                         }
                         at = m.start() + 1;
                     }
@@ -566,7 +677,7 @@ impl AnchorScan {
             }),
             AnchorSearch::Automaton(automaton) => {
                 for m in automaton.find_overlapping_iter(s) {
-                    bits |= groups_of(m.pattern().as_usize());
+                    bits |= groups_of(m.pattern().as_usize(), m.start());
                 }
             }
         }
