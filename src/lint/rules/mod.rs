@@ -481,9 +481,20 @@ struct AnchorScan {
 enum AnchorSearch {
     /// SIMD (Teddy) searches over a folded copy of the text (see [`fold_byte`]), one per
     /// [`Packed`] part, with the literal ids each part's pattern ids stand for.
-    Packed(Vec<(packed::Searcher, Vec<usize>)>),
+    Packed(Vec<Part>),
     /// Portable fallback where Teddy is unavailable: case-insensitive automaton, overlapping.
     Automaton(AhoCorasick),
+}
+
+/// One packed search of some of the anchors: its searcher, the literal ids its pattern ids
+/// stand for, and when it is needed.
+struct Part {
+    searcher: packed::Searcher,
+    ids: Vec<usize>,
+    /// `None`: always searched. Else searched only when, for one of these masks, every group
+    /// in it was found by the parts before: the part's literals only complete rules whose
+    /// other groups are those (see [`packed_parts`]).
+    needs: Option<Vec<u32>>,
 }
 
 static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
@@ -534,7 +545,7 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
                 .collect()
         })
         .collect();
-    let literal_groups = closure
+    let literal_groups: Vec<u32> = closure
         .iter()
         .map(|readings| {
             readings
@@ -543,7 +554,7 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
                 .fold(0, |all, &(groups, _, _)| all | groups)
         })
         .collect();
-    let context_groups = closure
+    let context_groups: Vec<Vec<(u32, Context, usize)>> = closure
         .into_iter()
         .map(|readings| {
             readings
@@ -554,7 +565,16 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
         .collect();
 
     let patterns: Vec<&str> = literals.iter().map(|(l, _)| l.as_str()).collect();
-    let search = match packed_parts(&patterns) {
+    let closure_groups: Vec<u32> = literal_groups
+        .iter()
+        .zip(&context_groups)
+        .map(|(&plain, readings): (&u32, &Vec<(u32, Context, usize)>)| {
+            readings
+                .iter()
+                .fold(plain, |all, &(groups, _, _)| all | groups)
+        })
+        .collect();
+    let search = match packed_parts(&patterns, &closure_groups) {
         Some(parts) => AnchorSearch::Packed(parts),
         None => AnchorSearch::Automaton(
             // Constant literals; `every_pattern_compiles` builds this.
@@ -597,7 +617,7 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
 });
 
 /// The packed searches of the anchors, or `None` where Teddy is unavailable: literals of three
-/// bytes in one, the longer ones in two more, half in each.
+/// bytes in one, the longer ones in two more.
 ///
 /// Why apart: Teddy fingerprints a candidate by as many leading bytes as its shortest literal
 /// has, at most four. In one search, the seven three-byte anchors (`://`, `not`, `you`…) held
@@ -608,16 +628,54 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
 /// four to a bucket, and the union of a bucket's fingerprints let through a candidate to
 /// verify every few bytes of prose; in two searches of half as many, the second scan costs
 /// less than the verifying it spares (1,602 → 1,576 M instructions for `bench_lint 1`; three
-/// searches: 1,616 M). The bits found are the same (see [`AnchorScan::groups`]).
-fn packed_parts(patterns: &[&str]) -> Option<Vec<(packed::Searcher, Vec<usize>)>> {
+/// searches: 1,616 M).
+///
+/// How the longer ones are split: the literals that only complete a rule whose other groups
+/// are all found by the three-byte search (`tell`, `show`… of CAS-L003, which also needs
+/// `not`; the role words of CAS-L013, which also need `you` or `act`) go last, searched only
+/// when one of those rules has its other groups; the rest first (`closure_groups`: each
+/// literal's groups, the literals inside it included). Most prose has neither `not` after a
+/// space nor `you` or `act` as a word, and is spared the last search. What a rule's gate
+/// admits is what one search over all literals gives (`gates_admit_what_the_plain_groups_do`).
+fn packed_parts(patterns: &[&str], closure_groups: &[u32]) -> Option<Vec<Part>> {
+    let short_only = |id: usize| patterns[id].len() < 4;
     let (short, long): (Vec<usize>, Vec<usize>) =
-        (0..patterns.len()).partition(|&id| patterns[id].len() < 4);
-    let half = long.len().div_ceil(2).max(1);
-    let long_parts = long.chunks(half).map(<[usize]>::to_vec);
-    std::iter::once(short)
-        .chain(long_parts)
-        .filter(|ids| !ids.is_empty())
-        .map(|ids| {
+        (0..patterns.len()).partition(|&id| short_only(id));
+    // Each multi-group rule's groups that the three-byte search (or the byte search) settles
+    // alone, and the ones it does not.
+    let mut settled_by_short: Vec<(u32, u32)> = Vec::new();
+    let mut bit = 0u32;
+    for (_, anchors) in PHRASES {
+        let (mut short_groups, mut other_groups) = (0u32, 0u32);
+        for group in anchors {
+            let all_short = group.iter().all(|written| Context::of(written).1.len() < 4);
+            if all_short {
+                short_groups |= 1 << bit;
+            } else {
+                other_groups |= 1 << bit;
+            }
+            bit += 1;
+        }
+        if short_groups != 0 && other_groups != 0 {
+            settled_by_short.push((short_groups, other_groups));
+        }
+    }
+    // A longer literal waits when every group it satisfies is one such rule's other group.
+    let deferrable = |id: usize| {
+        let groups = closure_groups.get(id).copied().unwrap_or(0);
+        groups != 0
+            && (0..32).filter(|b| groups >> b & 1 == 1).all(|b| {
+                settled_by_short
+                    .iter()
+                    .any(|&(_, other)| other >> b & 1 == 1)
+            })
+    };
+    let (last, first): (Vec<usize>, Vec<usize>) = long.into_iter().partition(|&id| deferrable(id));
+    let needs: Vec<u32> = settled_by_short.iter().map(|&(short, _)| short).collect();
+    [(short, None), (first, None), (last, Some(needs))]
+        .into_iter()
+        .filter(|(ids, _)| !ids.is_empty())
+        .map(|(ids, needs)| {
             let mut config = packed::Config::new();
             config.match_kind(packed::MatchKind::LeftmostLongest);
             let mut builder = config.builder();
@@ -625,20 +683,26 @@ fn packed_parts(patterns: &[&str]) -> Option<Vec<(packed::Searcher, Vec<usize>)>
                 ids.iter()
                     .map(|&id| patterns[id].bytes().map(fold_byte).collect::<Vec<u8>>()),
             );
-            builder.build().map(|searcher| (searcher, ids))
+            builder.build().map(|searcher| Part {
+                searcher,
+                ids,
+                needs,
+            })
         })
         .collect()
 }
 
 impl AnchorScan {
-    /// The anchor groups present in `s`.
+    /// The anchor groups present in `s`, except those of a rule whose other groups are
+    /// absent (see [`packed_parts`]): the gates admit what they would with every group.
     ///
     /// Each packed search reports, at each start, only the longest of its literals beginning
     /// there, and is resumed one byte after that start, so every start position holding one
     /// of its literals is visited. A shorter literal at the same start is a prefix of the
     /// reported one, whose bits include it by the substring closure, so no occurrence is lost;
     /// and since each part visits every start of its own literals, the union of the parts'
-    /// bits is what one search over all literals would find (`groups_are_the_plain_ones`).
+    /// bits is what one search over all literals would find, for every part searched
+    /// (`gates_admit_what_the_plain_groups_do`).
     fn groups(&self, s: &str, seen: Option<byte_class::Seen>) -> u32 {
         let mut bits = self.byte_bits(s.as_bytes(), seen);
         let bytes = s.as_bytes();
@@ -657,7 +721,18 @@ impl AnchorScan {
             AnchorSearch::Packed(parts) => FOLDED.with_borrow_mut(|folded| {
                 fold_into(s.as_bytes(), folded);
                 let haystack = folded.as_slice();
-                for (searcher, ids) in parts {
+                for Part {
+                    searcher,
+                    ids,
+                    needs,
+                } in parts
+                {
+                    if needs
+                        .as_ref()
+                        .is_some_and(|masks| !masks.iter().any(|&m| m & !bits == 0))
+                    {
+                        continue;
+                    }
                     let mut at = 0;
                     while at < haystack.len() {
                         let span = Span::from(at..haystack.len());

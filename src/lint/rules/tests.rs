@@ -359,15 +359,29 @@ proptest! {
     /// The split packed searches, the byte scan and the substring closure find exactly the
     /// groups the definition gives.
     #[test]
-    fn groups_are_the_plain_ones(s in anchor_text()) {
-        prop_assert_eq!(
+    fn gates_admit_what_the_plain_groups_do(s in anchor_text()) {
+        let plain = plain_groups(&s);
+        // With the tracked bytes' answer, and without it (the searches alone).
+        for found in [
             ANCHOR_SCAN.groups(&s, Some(byte_class::seen(s.as_bytes()))),
-            plain_groups(&s),
-            "{:?}",
-            s
-        );
-        // Without the tracked bytes' answer, the searches alone.
-        prop_assert_eq!(ANCHOR_SCAN.groups(&s, None), plain_groups(&s), "{:?}", s);
+            ANCHOR_SCAN.groups(&s, None),
+        ] {
+            // Never a group the text does not hold; a group left unsearched only where its
+            // rule lacks another group.
+            prop_assert_eq!(found & !plain, 0, "{:?}", s);
+            for (id, _) in PHRASES {
+                let Some(required) = required_groups(id) else {
+                    return Err(TestCaseError::fail(format!("{id} has no groups")));
+                };
+                prop_assert_eq!(
+                    found & required == required,
+                    plain & required == required,
+                    "{} on {:?}",
+                    id,
+                    s
+                );
+            }
+        }
     }
 }
 
@@ -390,9 +404,21 @@ fn the_anchors_take_three_slim_searches() {
         return;
     };
     assert_eq!(parts.len(), 3);
-    for (_, ids) in parts {
-        assert!(ids.len() <= 32, "{} literals in one search", ids.len());
+    for part in parts {
+        assert!(
+            part.ids.len() <= 32,
+            "{} literals in one search",
+            part.ids.len()
+        );
     }
+    // The last waits for CAS-L003's `not` or CAS-L013's `you` and `act`.
+    assert!(parts[0].needs.is_none() && parts[1].needs.is_none());
+    assert!(
+        parts[2]
+            .needs
+            .as_ref()
+            .is_some_and(|masks| masks.len() == 2)
+    );
 }
 
 #[test]
