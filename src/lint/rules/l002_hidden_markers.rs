@@ -50,8 +50,13 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// The pattern in the reference's JavaScript dialect (see `phrase_regex`).
 pub(super) const SOURCE: &str = r"<\s*(?i-u:system|important|secret|hidden|instructions?)\s*>|<!--";
 
-/// Literals the pattern cannot match without (see `Anchors`). Every marker starts with `<`.
-pub(super) const ANCHORS: Anchors = &[&["<"]];
+/// Literals the pattern cannot match without (see `Anchors`). Every marker starts with `<`,
+/// and holds one of the marker words (cut to start on rarer letters) or is a comment: a `<`
+/// alone (`<= 200 characters`) no longer runs the pattern.
+pub(super) const ANCHORS: Anchors = &[
+    &["<"],
+    &["ystem", "mportant", "ecret", "idden", "nstruction", "<!--"],
+];
 
 static PATTERN: LazyLock<Regex> = LazyLock::new(|| phrase_regex(SOURCE));
 

@@ -25,7 +25,6 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, MatchKind, Span, packed};
-use memchr::memmem;
 use regex::Regex;
 
 use super::RuleDoc;
@@ -631,11 +630,12 @@ static ANCHOR_SCAN: LazyLock<AnchorScan> = LazyLock::new(|| {
 /// searches: 1,616 M).
 ///
 /// How the longer ones are split: the literals that only complete a rule whose other groups
-/// are all found by the three-byte search (`tell`, `show`… of CAS-L003, which also needs
-/// `not`; the role words of CAS-L013, which also need `you` or `act`) go last, searched only
-/// when one of those rules has its other groups; the rest first (`closure_groups`: each
-/// literal's groups, the literals inside it included). Most prose has neither `not` after a
-/// space nor `you` or `act` as a word, and is spared the last search. What a rule's gate
+/// are all found by the three-byte or byte search (`tell`, `show`… of CAS-L003, which also
+/// needs `not`; the role words of CAS-L013, which also need `you` or `act`; the marker words
+/// of CAS-L002, which also need `<`) go last, searched only when one of those rules has its
+/// other groups; the rest first (`closure_groups`: each literal's groups, the literals inside
+/// it included). Most prose has neither `not` after a space, nor `you` or `act` as a word,
+/// nor `<`, and is spared the last search. What a rule's gate
 /// admits is what one search over all literals gives (`gates_admit_what_the_plain_groups_do`).
 fn packed_parts(patterns: &[&str], closure_groups: &[u32]) -> Option<Vec<Part>> {
     let short_only = |id: usize| patterns[id].len() < 4;
@@ -905,9 +905,17 @@ pub(super) fn phrase_evidence(
 
 static URL_REQUIRED: LazyLock<Option<u32>> = LazyLock::new(|| required_groups(URL_GATE));
 
-/// `://`, searched with a prebuilt SIMD searcher once the gate says the text holds one.
-static SCHEME_SEPARATOR: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"://"));
+/// Where `://` occurs in `bytes`: at each `:` (rare in prose, found by `memchr`) followed by
+/// `//`. A substring searcher cost about 470 instructions a call to set up and run over a
+/// description of a few hundred bytes; the colons of a description are a handful. (`://`
+/// cannot overlap itself, so these are all its occurrences.)
+fn scheme_separators(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    memchr::memchr_iter(b':', bytes).filter(|&colon| {
+        bytes
+            .get(colon + 1..colon + 3)
+            .is_some_and(|slashes| slashes == b"//")
+    })
+}
 
 /// How far back from a URL a verb still reads as an instruction about it (UTF-16 units).
 const URL_LOOK_BACK: usize = 60;
@@ -924,7 +932,7 @@ pub(super) fn url_directive(text: &Text<'_>, verbs: &[&str]) -> Option<String> {
     }
     let s = text.s;
     let bytes = s.as_bytes();
-    for colon in SCHEME_SEPARATOR.find_iter(bytes) {
+    for colon in scheme_separators(bytes) {
         let start = if colon >= 5 && bytes[colon - 5..colon].eq_ignore_ascii_case(b"https") {
             colon - 5
         } else if colon >= 4 && bytes[colon - 4..colon].eq_ignore_ascii_case(b"http") {

@@ -275,6 +275,18 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The colon search finds every `://`, as a plain scan does.
+    #[test]
+    fn scheme_separators_are_every_occurrence(s in "[:/a\u{e9}]{0,24}") {
+        let bytes = s.as_bytes();
+        let plain: Vec<usize> = (0..bytes.len())
+            .filter(|&i| bytes[i..].starts_with(b"://"))
+            .collect();
+        prop_assert_eq!(scheme_separators(bytes).collect::<Vec<_>>(), plain);
+    }
+}
+
 #[test]
 fn anchor_groups_fit_the_bit_set() {
     let groups: usize = PHRASES.iter().map(|(_, anchors)| anchors.len()).sum();
@@ -411,13 +423,13 @@ fn the_anchors_take_three_slim_searches() {
             part.ids.len()
         );
     }
-    // The last waits for CAS-L003's `not` or CAS-L013's `you` and `act`.
+    // The last waits for CAS-L002's `<`, CAS-L003's `not` or CAS-L013's `you` and `act`.
     assert!(parts[0].needs.is_none() && parts[1].needs.is_none());
     assert!(
         parts[2]
             .needs
             .as_ref()
-            .is_some_and(|masks| masks.len() == 2)
+            .is_some_and(|masks| masks.len() == 3)
     );
 }
 
