@@ -58,15 +58,17 @@ static PATTERN: LazyLock<Regex> = LazyLock::new(|| {
     .expect("mixed-script pattern compiles")
 });
 
-/// Whether the bytes may hold a Cyrillic or Greek code point: a necessary condition read off
-/// the UTF-8 encoding (lead byte, and for three- and four-byte forms the second byte). It
-/// lets Chinese, Japanese, Arabic or Hindi text skip the pattern entirely. The table is
-/// derived from the same Unicode properties the pattern uses, and a test re-derives it over
-/// every code point so a Unicode update cannot silently narrow it.
-fn may_hold_cyrillic_or_greek(bytes: &[u8]) -> bool {
+/// Where the bytes may hold a Cyrillic or Greek code point: the first and the last byte that
+/// may lead one, a necessary condition read off the UTF-8 encoding (lead byte, and for three-
+/// and four-byte forms the second byte); `None` when none may. It lets Chinese, Japanese,
+/// Arabic or Hindi text skip the pattern entirely, and the pattern read only the part of a
+/// text where the Cyrillic or Greek is. The table is derived from the same Unicode properties
+/// the pattern uses, and a test re-derives it over every code point so a Unicode update cannot
+/// silently narrow it.
+fn cyrillic_or_greek_span(bytes: &[u8]) -> Option<(usize, usize)> {
     // Blocks are screened with a branch-free test the compiler vectorizes; only a block
-    // holding a candidate lead byte is looked at closely (its last byte may lead into the
-    // next block, hence the look at `bytes` rather than the block for the second byte).
+    // holding a candidate lead byte is looked at closely, from the front for the first lead
+    // and from the back for the last.
     const BLOCK: usize = 64;
     let screen = |chunk: &[u8]| {
         chunk.iter().fold(0u8, |seen, &b| {
@@ -78,16 +80,37 @@ fn may_hold_cyrillic_or_greek(bytes: &[u8]) -> bool {
                 | u8::from(b == 0xF0)
         }) != 0
     };
-    bytes.chunks(BLOCK).enumerate().any(|(block, chunk)| {
-        screen(chunk)
-            && chunk.iter().enumerate().any(|(i, &lead)| match lead {
+    // The candidate lead bytes of one block (the block's last byte may lead into the next,
+    // hence the look at `bytes` for the second byte).
+    fn leads(bytes: &[u8], block: usize) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        let chunk = bytes
+            .get(block * BLOCK..)
+            .map_or(&[][..], |rest| &rest[..rest.len().min(BLOCK)]);
+        chunk
+            .iter()
+            .enumerate()
+            .filter(move |&(i, &lead)| match lead {
                 0xCD..=0xD4 => true,
                 0xE1 | 0xE2 | 0xEA | 0xEF | 0xF0 => bytes
                     .get(block * BLOCK + i + 1)
                     .is_some_and(|&next| second_byte_fits(lead, next)),
                 _ => false,
             })
-    })
+            .map(move |(i, _)| block * BLOCK + i)
+    }
+    let first = bytes
+        .chunks(BLOCK)
+        .enumerate()
+        .filter(|(_, chunk)| screen(chunk))
+        .find_map(|(block, _)| leads(bytes, block).next())?;
+    let last = bytes
+        .chunks(BLOCK)
+        .enumerate()
+        .rev()
+        .filter(|(_, chunk)| screen(chunk))
+        .find_map(|(block, _)| leads(bytes, block).next_back())
+        .unwrap_or(first);
+    Some((first, last))
 }
 
 fn second_byte_fits(lead: u8, next: u8) -> bool {
@@ -106,10 +129,10 @@ pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
     // Cyrillic and Greek letters are never ASCII.
-    if text.ascii() || !may_hold_cyrillic_or_greek(text.s.as_bytes()) {
+    if text.ascii() {
         return None;
     }
-    let at = PATTERN.find(text.s)?.start();
+    let at = first_mix(text.s)?;
     // Name the word, not the two letters: the word is what looked normal.
     let start = text.s[..at].rfind(' ').map_or(0, |i| i + 1);
     let end = text.s[at..].find(' ').map_or(text.s.len(), |i| at + i);
@@ -117,6 +140,25 @@ pub(super) fn find(text: &Text<'_>) -> Option<String> {
         "\"{}\" mixes Latin with Cyrillic or Greek letters",
         word_excerpt(text.s, start..end, at)
     ))
+}
+
+/// Where the pattern first matches in `s`, read only around the Cyrillic and Greek: a match
+/// is a Cyrillic or Greek letter and a Latin one beside it, so it starts at most one character
+/// (four bytes) before the first such letter and ends at most one character after the last.
+/// In a description with one Russian sentence the pattern reads that sentence, not the whole
+/// description (a test holds this equal to searching the whole text).
+fn first_mix(s: &str) -> Option<usize> {
+    let (first, last) = cyrillic_or_greek_span(s.as_bytes())?;
+    let mut start = first.saturating_sub(4);
+    while !s.is_char_boundary(start) {
+        start -= 1;
+    }
+    // The lead's character is at most four bytes, and the one after it as many.
+    let mut end = (last + 8).min(s.len());
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    Some(PATTERN.find_at(s.get(..end)?, start)?.start())
 }
 
 /// Longest word quoted whole, in bytes. A longer "word" (a run with no space: a blob, a hostile
@@ -151,8 +193,49 @@ fn word_excerpt(s: &str, word: std::ops::Range<usize>, at: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::super::fixture::fires;
-    use super::find;
+    use super::{PATTERN, find, first_mix};
+
+    /// Characters of every kind the span treats apart: ASCII letters and not, Latin, Cyrillic
+    /// and Greek of two and three bytes, marks, Chinese, an emoji, and long ASCII runs, so
+    /// that the span's blocks of 64 bytes are crossed.
+    fn mixed_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "a",
+            "Z",
+            " ",
+            ".",
+            "é",
+            "ß",
+            "\u{1E9E}",
+            "Ａ",
+            "а",
+            "Ж",
+            "\u{0485}",
+            "\u{1C80}",
+            "\u{A640}",
+            "ο",
+            "Ω",
+            "\u{1F00}",
+            "\u{0300}",
+            "\u{2C80}",
+            "中",
+            "😀",
+            "—",
+            "Returns the weather for a city, with humidity and wind. ",
+        ]);
+        prop::collection::vec(pieces, 0..24).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn the_span_finds_the_whole_text_s_first_match(s in mixed_text()) {
+            prop_assert_eq!(first_mix(&s), PATTERN.find(&s).map(|m| m.start()));
+        }
+    }
 
     #[test]
     fn attack_fires() {
@@ -175,15 +258,13 @@ mod tests {
         let mut rejected = String::new();
         let mut buf = [0u8; 4];
         for c in (0x80u32..=0x10FFFF).filter_map(char::from_u32) {
-            if !super::may_hold_cyrillic_or_greek(c.encode_utf8(&mut buf).as_bytes()) {
+            if super::cyrillic_or_greek_span(c.encode_utf8(&mut buf).as_bytes()).is_none() {
                 rejected.push(c);
             }
         }
         assert!(rejected.len() > 1_000_000);
         assert_eq!(class.find(&rejected).map(|m| m.as_str().to_owned()), None);
-        assert!(!super::may_hold_cyrillic_or_greek(
-            "使用谷歌，搜索。".as_bytes()
-        ));
+        assert!(super::cyrillic_or_greek_span("使用谷歌，搜索。".as_bytes()).is_none());
     }
 
     #[test]
