@@ -21,6 +21,9 @@ pub(crate) struct Text<'a> {
     pub(crate) phrase_hits: OnceCell<u32>,
     /// What the second stage (CAS-L018 onward) found, computed once for all its rules.
     pub(crate) second: OnceCell<super::rules::families::Analysis>,
+    /// Which kinds of format character the text holds (see `rules::Special`), found by one
+    /// scan the first time a rule that looks for them asks.
+    pub(crate) specials: OnceCell<u8>,
 }
 
 impl<'a> Text<'a> {
@@ -37,6 +40,7 @@ impl<'a> Text<'a> {
             seen,
             phrase_hits: OnceCell::new(),
             second: OnceCell::new(),
+            specials: OnceCell::new(),
         }
     }
 }

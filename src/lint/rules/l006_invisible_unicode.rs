@@ -8,7 +8,7 @@ use memchr::memchr3_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Needs, char_at};
+use super::{Needs, Special, char_at, holds_special};
 
 const HELP: &str = "\
 **CAS-L006 — invisible or steganographic Unicode** (shape, error)
@@ -58,7 +58,7 @@ fn is_tag(c: char) -> bool {
     ('\u{E0000}'..='\u{E007F}').contains(&c)
 }
 
-fn is_invisible(c: char) -> bool {
+pub(super) fn is_invisible(c: char) -> bool {
     matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}' | '\u{FEFF}') || is_tag(c)
 }
 
@@ -74,7 +74,7 @@ fn invisible_at(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
 pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii() {
+    if !holds_special(text, Special::Invisible) {
         return None;
     }
     let (_, c) = invisible_at(text.s).next()?;
@@ -83,7 +83,7 @@ pub(super) fn find(text: &Text<'_>) -> Option<String> {
 
 /// The recorded-output variant: a run of two or more, or a single Tags code point.
 pub(super) fn find_output(text: &Text<'_>) -> Option<String> {
-    if text.ascii() {
+    if !holds_special(text, Special::Invisible) {
         return None;
     }
     for (at, first) in invisible_at(text.s) {

@@ -8,7 +8,7 @@ use memchr::memchr_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Needs, char_at};
+use super::{Needs, Special, char_at, holds_special};
 
 const HELP: &str = "\
 **CAS-L009 — bidirectional override or unbalanced embedding (Trojan Source)** (shape, error)
@@ -53,8 +53,13 @@ pub(super) const DOC: RuleDoc = RuleDoc {
 /// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
 pub(super) const NEEDS: Needs = Needs::NonAscii;
 
+/// The controls this rule counts: embeddings, overrides, isolates and their ends.
+pub(super) fn is_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii() {
+    if !holds_special(text, Special::Bidi) {
         return None;
     }
     let s = text.s;
@@ -92,6 +97,15 @@ mod tests {
         assert_eq!(
             fires(find, "a \u{2067}b \u{202B}c\u{202C}").as_deref(),
             Some("2 bidi embedding(s) opened, 1 closed")
+        );
+        // Isolates alone, opened and never closed, and closed and never opened.
+        assert_eq!(
+            fires(find, "name: \u{2068}x").as_deref(),
+            Some("1 bidi embedding(s) opened, 0 closed")
+        );
+        assert_eq!(
+            fires(find, "x\u{2069}").as_deref(),
+            Some("0 bidi embedding(s) opened, 1 closed")
         );
     }
 

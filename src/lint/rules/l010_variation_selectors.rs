@@ -8,7 +8,7 @@ use memchr::memchr2_iter;
 
 use super::super::text::{Text, code_point_label};
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Needs, char_at};
+use super::{Needs, Special, char_at, holds_special};
 
 const HELP: &str = "\
 **CAS-L010 — variation selectors used as a data channel** (shape, error)
@@ -59,18 +59,23 @@ fn is_ideographic_selector(c: char) -> bool {
     ('\u{E0100}'..='\u{E01EF}').contains(&c)
 }
 
+/// Any variation selector, basic or ideographic.
+pub(super) fn is_selector(c: char) -> bool {
+    is_basic_selector(c) || is_ideographic_selector(c)
+}
+
 /// Selector candidates: U+FExx starts with 0xEF, plane 14 with 0xF3.
 fn selectors(s: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     memchr2_iter(0xEF, 0xF3, s.as_bytes())
         .filter_map(|at| char_at(s, at).map(|c| (at, c)))
-        .filter(|&(_, c)| is_basic_selector(c) || is_ideographic_selector(c))
+        .filter(|&(_, c)| is_selector(c))
 }
 
 /// What the text must hold before [`find`] can fire (every code point it looks for is above U+007F).
 pub(super) const NEEDS: Needs = Needs::NonAscii;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    if text.ascii() {
+    if !holds_special(text, Special::Selector) {
         return None;
     }
     if selectors(text.s).any(|(_, c)| is_ideographic_selector(c)) {

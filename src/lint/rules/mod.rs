@@ -977,6 +977,44 @@ fn contains_any_ascii_ci(haystack: &str, needles: &[&str]) -> bool {
     })
 }
 
+/// The kinds of format character CAS-L006, CAS-L009 and CAS-L010 look for, as bits of
+/// [`special_kinds`]. Each rule scanned the text for its lead bytes on its own (four passes,
+/// one of them twice), decoding every candidate, though honest text (a quotation mark, a dash,
+/// a fullwidth comma) shares their lead bytes and holds none of them.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Special {
+    /// CAS-L006's invisible code points.
+    Invisible = 1,
+    /// CAS-L009's bidi embeddings, overrides and isolates.
+    Bidi = 2,
+    /// CAS-L010's variation selectors.
+    Selector = 4,
+}
+
+/// Which [`Special`] kinds the text holds: one scan over the lead bytes all three kinds start
+/// with (0xE2 for U+2xxx, 0xEF for U+FExx, 0xF3 for plane 14), kept for the other rules.
+pub(super) fn special_kinds(text: &Text<'_>) -> u8 {
+    *text.specials.get_or_init(|| {
+        let s = text.s;
+        memchr::memchr3_iter(0xE2, 0xEF, 0xF3, s.as_bytes())
+            .filter_map(|at| char_at(s, at))
+            .fold(0, |kinds, c| kinds | special_kind_of(c))
+    })
+}
+
+/// The [`Special`] kinds `c` is (bits).
+pub(super) fn special_kind_of(c: char) -> u8 {
+    let kind = |is: bool, kind: Special| if is { kind as u8 } else { 0 };
+    kind(l006_invisible_unicode::is_invisible(c), Special::Invisible)
+        | kind(l009_bidi_override::is_control(c), Special::Bidi)
+        | kind(l010_variation_selectors::is_selector(c), Special::Selector)
+}
+
+/// Whether the text holds a character of `kind` (the first rule to ask scans for all kinds).
+pub(super) fn holds_special(text: &Text<'_>, kind: Special) -> bool {
+    !text.ascii() && special_kinds(text) & kind as u8 != 0
+}
+
 /// Decode the char starting at byte `at` (a lead byte found by a byte search).
 pub(super) fn char_at(s: &str, at: usize) -> Option<char> {
     s.get(at..).and_then(|rest| rest.chars().next())

@@ -287,6 +287,27 @@ proptest! {
     }
 }
 
+proptest! {
+    /// The one scan for format characters finds the kinds a walk over every character finds.
+    #[test]
+    fn special_kinds_are_the_characters_kinds(
+        s in prop::collection::vec(
+            prop::sample::select(vec![
+                'a', ' ', '\u{e9}', '\u{2014}', '\u{201C}', '\u{26A0}', '\u{FF0C}', '\u{200B}',
+                '\u{200F}', '\u{2060}', '\u{FEFF}', '\u{202A}', '\u{202E}', '\u{2066}',
+                '\u{2069}', '\u{FE0F}', '\u{FE00}', '\u{E0041}', '\u{E0101}', '\u{1F600}',
+            ]),
+            0..12,
+        ).prop_map(|cs| cs.into_iter().collect::<String>())
+    ) {
+        let plain = s.chars().fold(0, |kinds, c| kinds | special_kind_of(c));
+        prop_assert_eq!(special_kinds(&Text::new(&s)), plain);
+        for (kind, bit) in [(Special::Invisible, 1), (Special::Bidi, 2), (Special::Selector, 4)] {
+            prop_assert_eq!(holds_special(&Text::new(&s), kind), plain & bit != 0);
+        }
+    }
+}
+
 #[test]
 fn anchor_groups_fit_the_bit_set() {
     let groups: usize = PHRASES.iter().map(|(_, anchors)| anchors.len()).sum();
