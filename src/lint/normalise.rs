@@ -160,12 +160,21 @@ pub(super) const MIN_ENCODED: usize = 16;
 
 /// The main view of `s`.
 pub(crate) fn fold(s: &str) -> View<'_> {
-    fold_classified(s, &byte_class::text_classes(cut(s, MAX_FOLD).as_bytes()))
+    fold_classified(
+        s,
+        &byte_class::text_classes(cut(s, MAX_FOLD).as_bytes()),
+        s.is_ascii(),
+    )
 }
 
 /// [`fold`], given the byte classes of `s` (see [`byte_class::text_classes`]), which the fold
-/// screen reads instead of classifying the text again.
-pub(crate) fn fold_classified<'a>(s: &'a str, blocks: &[byte_class::Block]) -> View<'a> {
+/// screen reads instead of classifying the text again, and whether `s` is ASCII, which the
+/// text's preparation already found (a pass over the text fewer).
+pub(crate) fn fold_classified<'a>(
+    s: &'a str,
+    blocks: &[byte_class::Block],
+    ascii: bool,
+) -> View<'a> {
     let whole = s.len();
     let s = cut(s, MAX_FOLD);
     // Classes of a text cut short cover bytes past the cut: classify the cut text afresh.
@@ -176,7 +185,13 @@ pub(crate) fn fold_classified<'a>(s: &'a str, blocks: &[byte_class::Block]) -> V
         fresh = byte_class::text_classes(s.as_bytes());
         &fresh
     };
-    if s.is_ascii() && !ascii_needs_fold_in(s.as_bytes(), blocks) {
+    // A text cut short may be ASCII up to the cut.
+    let ascii = if s.len() == whole {
+        ascii
+    } else {
+        s.is_ascii()
+    };
+    if ascii && !ascii_needs_fold_in(s.as_bytes(), blocks) {
         return View {
             text: Cow::Borrowed(s),
             source: s,

@@ -570,7 +570,10 @@ fn hits_into(text: &str, out: &mut Vec<Hit>, blocks: Option<&[byte_class::Block]
         let long = long_may && table.long.find_at(&table.patterns, at, long, &mut push);
         if u8::from(short) + u8::from(middle) + u8::from(long) > 1 {
             // Each index reports in pattern order; one start's hits are read in that order.
-            if let Some(here) = out.get_mut(from..) {
+            if let Some(here) = out
+                .get_mut(from..)
+                .filter(|h| !h.is_sorted_by_key(|h| h.pattern))
+            {
                 here.sort_by_key(|h| h.pattern);
             }
         }
@@ -789,11 +792,11 @@ impl Analysis {
 /// The text is classified once (see [`byte_class::text_classes`]) for the passes that read it:
 /// the fold screen, the phrase pass when the main view is the text itself, and the search for
 /// encoded runs.
-pub(crate) fn analyse(s: &str) -> Analysis {
+pub(crate) fn analyse(s: &str, ascii: bool) -> Analysis {
     let mut analysis = Evidence::default();
     let mut blocks = BLOCKS.take();
     byte_class::classify_into(s.as_bytes(), &mut blocks);
-    let view = normalise::fold_classified(s, &blocks);
+    let view = normalise::fold_classified(s, &blocks, ascii);
     let itself = matches!(&view.text, Cow::Borrowed(t) if t.len() == s.len());
     read_view(s, &view, None, &mut analysis, itself.then_some(&blocks[..]));
     let mut budget = normalise::MAX_DECODED;

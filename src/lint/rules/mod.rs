@@ -318,7 +318,8 @@ pub(super) fn second_stage(text: &Text<'_>, slot: usize, covered_by: &[Finder]) 
 
 /// What the second stage found in the text, worked out the first time a rule asks.
 fn analysis<'t>(text: &'t Text<'_>) -> &'t families::Analysis {
-    text.second.get_or_init(|| families::analyse(text.s))
+    text.second
+        .get_or_init(|| families::analyse(text.s, text.ascii()))
 }
 
 /// What silences the intent reader: every phrase rule of both stages.
