@@ -151,6 +151,25 @@ pub(crate) fn classify_into(bytes: &[u8], blocks: &mut Vec<Block>) {
     blocks.extend(bytes.chunks(64).map(block_classes));
 }
 
+/// The anchor search's fold of `bytes` (see `rules::fold_byte`: ASCII lowercased, each byte's
+/// low nibble XORed into its high one, every other byte zero) into `out`, emptied first,
+/// thirty-two bytes per operation, where the CPU has AVX2; `false` (and `out` untouched)
+/// elsewhere, for the caller to fold the portable way. The rules' test of every byte value in
+/// every position holds the two equal.
+pub(crate) fn fold_for_anchors(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, just asked.
+        #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
+        unsafe {
+            avx2::fold_for_anchors(bytes, out);
+        }
+        return true;
+    }
+    let _ = (bytes, out);
+    false
+}
+
 /// Whether `bytes`, whose blocks are `blocks`, hold a run of at least `min` (1 to 64)
 /// consecutive base64 bytes. Each block's mask is read with the next one's above it, and a
 /// bit survives the shifts when the `min` bits from it up are all set: a run starting in a
@@ -475,9 +494,10 @@ mod sse2 {
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256,
-        _mm256_max_epu8, _mm256_min_epu8, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
-        _mm256_setzero_si256, _mm256_sub_epi8,
+        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8,
+        _mm256_loadu_si256, _mm256_max_epu8, _mm256_min_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_slli_epi16,
+        _mm256_storeu_si256, _mm256_sub_epi8, _mm256_xor_si256,
     };
 
     use super::Block;
@@ -546,6 +566,57 @@ mod avx2 {
             leet,
             b64,
         }
+    }
+
+    /// [`super::fold_for_anchors`], on a CPU with AVX2.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 (`is_x86_feature_detected!("avx2")`).
+    #[target_feature(enable = "avx2")]
+    #[expect(
+        unsafe_code,
+        reason = "AVX2 intrinsics: loads and stores of thirty-two bytes from and to chunks of exactly thirty-two"
+    )]
+    pub(super) unsafe fn fold_for_anchors(bytes: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(bytes.len(), 0);
+        let mut ins = bytes.chunks_exact(32);
+        let mut outs = out.chunks_exact_mut(32);
+        for (i, o) in (&mut ins).zip(&mut outs) {
+            // SAFETY: both chunks have thirty-two bytes; the caller vouches for AVX2.
+            unsafe {
+                let v = _mm256_loadu_si256(i.as_ptr().cast::<__m256i>());
+                _mm256_storeu_si256(o.as_mut_ptr().cast::<__m256i>(), fold(v));
+            }
+        }
+        let (rest, o) = (ins.remainder(), outs.into_remainder());
+        let (mut padded, mut folded) = ([0u8; 32], [0u8; 32]);
+        if let Some(head) = padded.get_mut(..rest.len()) {
+            head.copy_from_slice(rest);
+        }
+        // SAFETY: both arrays have thirty-two bytes; the caller vouches for AVX2.
+        unsafe {
+            let v = _mm256_loadu_si256(padded.as_ptr().cast::<__m256i>());
+            _mm256_storeu_si256(folded.as_mut_ptr().cast::<__m256i>(), fold(v));
+        }
+        if let Some(tail) = folded.get(..o.len()) {
+            o.copy_from_slice(tail);
+        }
+    }
+
+    /// Thirty-two bytes folded as `rules::fold_byte` folds one.
+    #[target_feature(enable = "avx2")]
+    fn fold(v: __m256i) -> __m256i {
+        let splat = |c: u8| _mm256_set1_epi8(c as i8);
+        let d = _mm256_sub_epi8(v, splat(b'A'));
+        let upper = _mm256_cmpeq_epi8(_mm256_min_epu8(d, splat(b'Z' - b'A')), d);
+        let lower = _mm256_or_si256(v, _mm256_and_si256(upper, splat(0x20)));
+        // Shifted as sixteen-bit lanes, so the bits that crossed into the next byte are cut.
+        let shifted = _mm256_and_si256(_mm256_slli_epi16::<4>(lower), splat(0xF0));
+        // ASCII bytes are the non-negative ones read as signed.
+        let ascii = _mm256_cmpgt_epi8(v, _mm256_set1_epi8(-1));
+        _mm256_and_si256(_mm256_xor_si256(lower, shifted), ascii)
     }
 }
 

@@ -824,6 +824,14 @@ const fn fold_byte(b: u8) -> u8 {
 /// iterator vectorized the bulk but took the tail of every text (half a vector on average,
 /// the texts being short) a byte at a time.
 fn fold_into(bytes: &[u8], out: &mut Vec<u8>) {
+    // Thirty-two bytes per operation where the CPU has AVX2 (`byte_class`).
+    if !byte_class::fold_for_anchors(bytes, out) {
+        fold_into_portable(bytes, out);
+    }
+}
+
+/// [`fold_into`] on any CPU.
+fn fold_into_portable(bytes: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.reserve(bytes.len());
     let mut chunks = bytes.chunks_exact(16);
