@@ -12,7 +12,9 @@
 //! the figure to quote from a shared machine: it removes time other processes held the core.
 //!
 //! Run with `cargo run --release --example bench_lint [megabytes]`; `BENCH_ROUNDS=n` repeats
-//! the whole `scan_text` pass (for profiling).
+//! the whole `scan_text` pass (for profiling); `BENCH_TEXTS=<file>` writes the texts, one JSON
+//! string per line, and stops (for `examples/lint_text_cost.rs`, which measures them under
+//! callgrind, all of them or the ASCII or other ones).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -174,6 +176,18 @@ fn main() {
             }
         }
         tools.push(value);
+    }
+    if let Ok(path) = std::env::var("BENCH_TEXTS") {
+        let lines: String = texts
+            .iter()
+            .map(|t| Value::String(t.clone()).to_string() + "\n")
+            .collect();
+        if let Err(e) = std::fs::write(&path, lines) {
+            eprintln!("bench_lint: {path}: {e}");
+            std::process::exit(1);
+        }
+        println!("{} texts written to {path}", texts.len());
+        return;
     }
     let mb = total as f64 / 1e6;
     let non_ascii = texts.iter().filter(|t| !t.is_ascii()).count();
