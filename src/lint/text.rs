@@ -96,7 +96,7 @@ pub(crate) fn back_utf16(s: &str, byte_idx: usize, units: usize) -> usize {
 pub(crate) fn excerpt_around(s: &str, byte_idx: usize) -> String {
     let start = back_utf16(s, byte_idx, 20);
     let tail = &s[start..];
-    let end = if tail.bytes().take(60).all(|b| b.is_ascii()) {
+    let end = if tail.as_bytes()[..tail.len().min(60)].is_ascii() {
         start + tail.len().min(60)
     } else {
         let mut units = 0usize;
