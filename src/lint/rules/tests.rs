@@ -198,17 +198,24 @@ fn every_rule_needs_what_it_declares() {
     }
 }
 
+/// Texts run together from pieces of the firing corpus and of the anchors, where a gate's
+/// bytes and a rule's phrase may meet across pieces.
+fn joined_texts() -> impl Strategy<Value = String> {
+    fixture::pieces_joined(
+        firing_texts()
+            .into_iter()
+            .chain(["://", "<", "|", "\u{e9}", "not ", "you are ", "http", " "].map(str::to_owned))
+            .collect(),
+        6,
+    )
+}
+
 proptest! {
     /// The same on texts run together from pieces of the corpus and of the anchors, where
     /// a gate's bytes and a rule's phrase may meet across pieces.
     #[test]
     fn gates_only_skip_finders_that_find_nothing(
-        s in fixture::pieces_joined(
-            firing_texts().into_iter().chain(
-                ["://", "<", "|", "\u{e9}", "not ", "you are ", "http", " "].map(str::to_owned)
-            ).collect(),
-            6,
-        )
+        s in joined_texts()
     ) {
         let text = Text::new(&s);
         for (index, &find) in FINDERS.iter().enumerate() {
@@ -264,12 +271,7 @@ proptest! {
     /// The same on texts run together from pieces of the corpus and of the anchors.
     #[test]
     fn surface_masks_admit_what_the_gates_admit_on_joined_texts(
-        s in fixture::pieces_joined(
-            firing_texts().into_iter().chain(
-                ["://", "<", "|", "\u{e9}", "not ", "you are ", "http", " "].map(str::to_owned)
-            ).collect(),
-            6,
-        )
+        s in joined_texts()
     ) {
         masks_are_the_gates(&s)?;
     }
