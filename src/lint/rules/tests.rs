@@ -1,6 +1,6 @@
 use proptest::prelude::*;
 
-use super::super::{Evidence, Level};
+use super::super::{Evidence, Level, byte_class};
 use super::*;
 
 #[test]
