@@ -443,34 +443,6 @@ pub fn safe_mcp_rule_ids(text: &str) -> BTreeSet<&'static str> {
         .collect()
 }
 
-/// Catalogue indexes of the rules reading each declared surface, computed once.
-static READERS: LazyLock<[Vec<usize>; 4]> = LazyLock::new(|| {
-    [
-        Surface::Tool,
-        Surface::Prompt,
-        Surface::Resource,
-        Surface::Name,
-    ]
-    .map(|surface| {
-        (0..rules::DOCS.len())
-            .filter(|&i| rules::DOCS[i].reads(surface))
-            .collect()
-    })
-});
-
-fn rules_reading(surface: Surface) -> &'static [usize] {
-    let slot = match surface {
-        Surface::Tool => 0,
-        Surface::Prompt => 1,
-        Surface::Resource => 2,
-        Surface::Name => 3,
-        // Fields are never collected on the output surface; recorded output goes through
-        // `lint_output_text`.
-        Surface::Output => return &[],
-    };
-    &READERS[slot]
-}
-
 /// A subject a reader can act on even when the server sent no identifier.
 fn subject_of(value: Option<&Value>, kind: &str) -> String {
     match value {
@@ -483,6 +455,11 @@ fn subject_of(value: Option<&Value>, kind: &str) -> String {
 fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
     for field in &fields.list {
+        // Fields are never collected on the output surface, whose rule set is the narrowed
+        // one of recorded output (`lint_output_text`).
+        if field.surface == Surface::Output {
+            continue;
+        }
         let text = Text::new(field.text);
         // Fields only the rules after the catalogue read skip the catalogue (fields.rs).
         let first = if field.extended {
@@ -490,12 +467,19 @@ fn scan_fields(kind: Option<SubjectKind>, subject: String, fields: Fields<'_>) -
         } else {
             0
         };
-        for &index in rules_reading(field.surface).iter().filter(|&&i| i >= first) {
-            let (Some(rule), Some(find)) = (rules::DOCS.get(index), rules::FINDERS.get(index))
-            else {
+        // The same admission as `scan_text`: only the rules the text can trip are called.
+        let rules = finders(field.surface);
+        let mut admitted = rules.admitted(&text);
+        while admitted != 0 {
+            let i = admitted.trailing_zeros() as usize;
+            admitted &= admitted - 1;
+            let Some(&(index, find)) = rules.finders.get(i) else {
                 continue;
             };
-            let Some(excerpt) = find(&text) else {
+            if index < first {
+                continue;
+            }
+            let (Some(rule), Some(excerpt)) = (rules::DOCS.get(index), find(&text)) else {
                 continue;
             };
             let message = match kind {
