@@ -24,6 +24,8 @@ pub(crate) struct Text<'a> {
     /// Which kinds of format character the text holds (see `rules::Special`), found by one
     /// scan the first time a rule that looks for them asks.
     pub(crate) specials: OnceCell<u8>,
+    /// Where the URL-anchored rules fire, found by one scan the first time one of them asks.
+    pub(crate) urls: OnceCell<super::rules::UrlDirectives>,
 }
 
 impl<'a> Text<'a> {
@@ -41,6 +43,7 @@ impl<'a> Text<'a> {
             phrase_hits: OnceCell::new(),
             second: OnceCell::new(),
             specials: OnceCell::new(),
+            urls: OnceCell::new(),
         }
     }
 }

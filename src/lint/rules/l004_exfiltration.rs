@@ -3,7 +3,7 @@
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Needs, url_directive};
+use super::{Needs, UrlRule, url_directive};
 
 const HELP: &str = "\
 **CAS-L004 — exfiltration-shaped directive** (shape, error)
@@ -48,13 +48,13 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-const VERBS: [&str; 5] = ["send", "post", "upload", "forward", "transmit"];
+pub(super) const VERBS: &[&str] = &["send", "post", "upload", "forward", "transmit"];
 
 /// What the text must hold before [`find`] can fire (it reads only what comes before a `://`).
 pub(super) const NEEDS: Needs = Needs::Url;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    url_directive(text, &VERBS)
+    url_directive(text, UrlRule::Exfiltration)
 }
 
 #[cfg(test)]

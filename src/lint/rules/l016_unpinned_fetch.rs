@@ -3,7 +3,7 @@
 
 use super::super::text::Text;
 use super::super::{Evidence, Level, RuleDoc, Surface};
-use super::{Needs, url_directive};
+use super::{Needs, UrlRule, url_directive};
 
 const HELP: &str = "\
 **CAS-L016 — tool declares a fetch from an unpinned remote source, verify intended** \
@@ -46,13 +46,13 @@ pub(super) const DOC: RuleDoc = RuleDoc {
     doc: HELP,
 };
 
-const VERBS: [&str; 6] = ["download", "fetch", "retrieve", "install", "curl", "wget"];
+pub(super) const VERBS: &[&str] = &["download", "fetch", "retrieve", "install", "curl", "wget"];
 
 /// What the text must hold before [`find`] can fire (it reads only what comes before a `://`).
 pub(super) const NEEDS: Needs = Needs::Url;
 
 pub(super) fn find(text: &Text<'_>) -> Option<String> {
-    url_directive(text, &VERBS)
+    url_directive(text, UrlRule::UnpinnedFetch)
 }
 
 #[cfg(test)]

@@ -410,17 +410,40 @@ fn scheme_separators(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 /// How far back from a URL a verb still reads as an instruction about it (UTF-16 units).
 const URL_LOOK_BACK: usize = 60;
 
+/// The URL-anchored rules, as indexes of [`URL_VERBS`] and of what [`url_directives`] finds.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum UrlRule {
+    /// CAS-L004's sending verbs.
+    Exfiltration = 0,
+    /// CAS-L016's fetching verbs.
+    UnpinnedFetch = 1,
+}
+
+/// The verbs of each [`UrlRule`].
+pub(super) const URL_VERBS: [&[&str]; 2] = [l004_exfiltration::VERBS, l016_unpinned_fetch::VERBS];
+
+/// Where each [`UrlRule`] first fires in a text: the start of its URL.
+pub(crate) type UrlDirectives = [Option<usize>; 2];
+
 /// The URL-anchored scan shared by CAS-L004 and CAS-L016: for each `http://`/`https://`
 /// (any case), take the 60 units before it, keep only what follows the last `.` there (a
 /// sentence boundary breaks the link between verb and URL), and fire when that clause
-/// contains one of `verbs` as a substring, case-insensitively. Each URL costs a bounded
-/// look-back, so the whole scan is linear.
-pub(super) fn url_directive(text: &Text<'_>, verbs: &[&str]) -> Option<String> {
+/// contains one of the rule's verbs as a substring, case-insensitively. Each URL costs a
+/// bounded look-back, so the whole scan is linear. The scan runs once per text for both
+/// rules (a text with a URL in it asked for it twice).
+pub(super) fn url_directive(text: &Text<'_>, rule: UrlRule) -> Option<String> {
     let required = (*URL_REQUIRED)?;
     if anchor_groups(text) & required != required {
         return None;
     }
-    let s = text.s;
+    let found = text.urls.get_or_init(|| url_directives(text.s, URL_VERBS));
+    found[rule as usize].map(|start| excerpt_around(text.s, start))
+}
+
+/// For each list of verbs, where the first URL whose clause holds one of them starts (see
+/// [`url_directive`]).
+pub(super) fn url_directives<const N: usize>(s: &str, lists: [&[&str]; N]) -> [Option<usize>; N] {
+    let mut found = [None; N];
     let bytes = s.as_bytes();
     for colon in scheme_separators(bytes) {
         let start = if colon >= 5 && bytes[colon - 5..colon].eq_ignore_ascii_case(b"https") {
@@ -432,11 +455,16 @@ pub(super) fn url_directive(text: &Text<'_>, verbs: &[&str]) -> Option<String> {
         };
         let window = &s[back_utf16(s, start, URL_LOOK_BACK)..start];
         let clause = window.rfind('.').map_or(window, |dot| &window[dot + 1..]);
-        if contains_any_ascii_ci(clause, verbs) {
-            return Some(excerpt_around(s, start));
+        for (slot, verbs) in found.iter_mut().zip(lists) {
+            if slot.is_none() && contains_any_ascii_ci(clause, verbs) {
+                *slot = Some(start);
+            }
+        }
+        if found.iter().all(Option::is_some) {
+            break;
         }
     }
-    None
+    found
 }
 
 /// Whether `haystack` contains one of `needles` (lowercase ASCII), ignoring ASCII case.

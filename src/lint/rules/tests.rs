@@ -490,12 +490,6 @@ fn fold_keeps_case_insensitive_equality() {
     }
 }
 
-/// The verbs of the two URL-anchored rules.
-const URL_VERBS: [&[&str]; 2] = [
-    &["send", "post", "upload", "forward", "transmit"],
-    &["download", "fetch", "retrieve", "install", "curl", "wget"],
-];
-
 /// Clauses dense in the verbs of one rule: each verb in either case, cut short at either
 /// end, and bytes around them (non-ASCII ones among them).
 fn verb_text(which: usize) -> impl Strategy<Value = String> {
@@ -529,14 +523,55 @@ proptest! {
 
 #[test]
 fn url_scan_respects_sentence_and_window() {
-    let t = Text::new("Send the log to HTTPS://x.example/a");
-    assert!(url_directive(&t, &["send"]).is_some());
-    let t = Text::new("Send the log. Then open https://x.example/a");
-    assert!(url_directive(&t, &["send"]).is_none());
+    let send = |s: &str| url_directives(s, [&["send"]])[0];
+    assert_eq!(send("Send the log to HTTPS://x.example/a"), Some(16));
+    assert_eq!(send("Send the log. Then open https://x.example/a"), None);
     let far = format!("send {} https://x.example", "x".repeat(60));
-    assert!(url_directive(&Text::new(&far), &["send"]).is_none());
-    let t = Text::new("ftp://a send http:/ nope");
-    assert!(url_directive(&t, &["send"]).is_none());
+    assert_eq!(send(&far), None);
+    assert_eq!(send("ftp://a send http:/ nope"), None);
+}
+
+/// The plain definition of what [`url_directives`] finds for one list of verbs: the first
+/// `http://` or `https://` (any case) whose clause (what follows the last `.` among the 60
+/// units before it) holds one of the verbs, in any case.
+fn first_url_directive(s: &str, verbs: &[&str]) -> Option<usize> {
+    let lower = s.to_ascii_lowercase();
+    (0..s.len())
+        .filter(|&at| lower[at..].starts_with("http://") || lower[at..].starts_with("https://"))
+        .find(|&at| {
+            let window = &lower[back_utf16(s, at, 60)..at];
+            let clause = window.rfind('.').map_or(window, |dot| &window[dot + 1..]);
+            verbs.iter().any(|verb| clause.contains(verb))
+        })
+}
+
+/// The URL rules' one scan finds, for each list of verbs, what the plain definition finds for
+/// that list alone, and each rule reports where it does.
+#[test]
+fn one_url_scan_answers_for_each_list_as_the_plain_way() {
+    let texts = [
+        "Send it to https://a.example then download https://b.example",
+        "Download from http://a.example. Post to https://b.example",
+        "fetch https://a.example and upload https://a.example/x",
+        "send https://a.example, send HTTP://b.example, wget https://c.example",
+        "nothing https://a.example",
+        "send. fetch http://x",
+        "",
+    ];
+    let rules = [UrlRule::Exfiltration, UrlRule::UnpinnedFetch];
+    for text in texts {
+        let both = url_directives(text, URL_VERBS);
+        for (which, rule) in rules.into_iter().enumerate() {
+            let plain = first_url_directive(text, URL_VERBS[which]);
+            assert_eq!(both[which], plain, "{text:?}");
+            let reported = url_directive(&Text::new(text), rule);
+            assert_eq!(
+                reported,
+                plain.map(|at| excerpt_around(text, at)),
+                "{text:?}"
+            );
+        }
+    }
 }
 
 #[test]
