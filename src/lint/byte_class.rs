@@ -126,6 +126,16 @@ impl Block {
             leet: self.leet,
         }
     }
+
+    /// The classes of the block's last `64 - by` bytes, as bits from 0 (`by` below 64).
+    fn shifted(self, by: usize) -> Block {
+        Block {
+            alnum: self.alnum >> by,
+            phrase_lead: self.phrase_lead >> by,
+            leet: self.leet >> by,
+            b64: self.b64 >> by,
+        }
+    }
 }
 
 /// The classes of every 64-byte block of `bytes`, in order.
@@ -143,9 +153,30 @@ pub(crate) fn classify_into(bytes: &[u8], blocks: &mut Vec<Block>) {
     blocks.clear();
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
+        let whole = bytes.len() / 64 * 64;
         // SAFETY: the CPU has AVX2, just asked.
         #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
-        blocks.extend(bytes.chunks(64).map(|b| unsafe { avx2::block_classes(b) }));
+        blocks.extend(
+            bytes[..whole]
+                .chunks_exact(64)
+                .map(|b| unsafe { avx2::block_classes(b) }),
+        );
+        let rest = bytes.len() - whole;
+        if rest > 0 {
+            // A text's last block is short; padding it cost two copies (about a tenth of a
+            // short text's classification). Past 64 bytes, its last 64 bytes are classified
+            // instead, and the bits of the bytes before the block shifted out: what is left
+            // above is zero, as for padding.
+            let last = match bytes.len().checked_sub(64) {
+                // SAFETY: as above.
+                #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
+                Some(from) => unsafe { avx2::block_classes(&bytes[from..]) }.shifted(64 - rest),
+                // SAFETY: as above.
+                #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
+                None => unsafe { avx2::block_classes(bytes) },
+            };
+            blocks.push(last);
+        }
         return;
     }
     blocks.extend(bytes.chunks(64).map(block_classes));
@@ -449,11 +480,20 @@ mod sse2 {
     )]
     pub(crate) fn seen(bytes: &[u8]) -> Seen {
         let mut chunks = bytes.chunks_exact(16);
-        let mut padded = [0u8; 16];
         let rest = chunks.remainder();
-        padded[..rest.len()].copy_from_slice(rest);
+        // What a text holds does not change when a byte is read twice: past sixteen bytes,
+        // the last sixteen are read again instead of a padded copy of the rest (a copy and
+        // a fill for every text).
+        let mut padded = [0u8; 16];
+        let last: &[u8; 16] = match bytes.len().checked_sub(16) {
+            Some(from) => bytes[from..].first_chunk().unwrap_or(&padded),
+            None => {
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
+            }
+        };
         // SAFETY: SSE2 is enabled on every x86-64 target; each load reads the sixteen bytes
-        // of a chunk (or of `padded`), which has sixteen. A zero byte is none of the tracked
+        // of a chunk (or of `last`), which has sixteen. A zero byte is none of the tracked
         // ones and is ASCII, so the padding adds nothing.
         let masks = unsafe {
             let mut high = _mm_set1_epi8(0);
@@ -472,7 +512,7 @@ mod sse2 {
             for chunk in &mut chunks {
                 add(chunk);
             }
-            add(&padded);
+            add(last);
             let mut masks = [0i32; TRACKED.len() + 2];
             for (mask, acc) in masks.iter_mut().zip(found.iter().chain([&control, &high])) {
                 *mask = _mm_movemask_epi8(*acc);
@@ -591,17 +631,35 @@ mod avx2 {
             }
         }
         let (rest, o) = (ins.remainder(), outs.into_remainder());
-        let (mut padded, mut folded) = ([0u8; 32], [0u8; 32]);
-        if let Some(head) = padded.get_mut(..rest.len()) {
-            head.copy_from_slice(rest);
+        if rest.is_empty() {
+            return;
         }
-        // SAFETY: both arrays have thirty-two bytes; the caller vouches for AVX2.
-        unsafe {
-            let v = _mm256_loadu_si256(padded.as_ptr().cast::<__m256i>());
-            _mm256_storeu_si256(folded.as_mut_ptr().cast::<__m256i>(), fold(v));
-        }
-        if let Some(tail) = folded.get(..o.len()) {
-            o.copy_from_slice(tail);
+        let Some(from) = bytes.len().checked_sub(32) else {
+            let (mut padded, mut folded) = ([0u8; 32], [0u8; 32]);
+            if let Some(head) = padded.get_mut(..rest.len()) {
+                head.copy_from_slice(rest);
+            }
+            // SAFETY: both arrays have thirty-two bytes; the caller vouches for AVX2.
+            unsafe {
+                let v = _mm256_loadu_si256(padded.as_ptr().cast::<__m256i>());
+                _mm256_storeu_si256(folded.as_mut_ptr().cast::<__m256i>(), fold(v));
+            }
+            if let Some(tail) = folded.get(..o.len()) {
+                o.copy_from_slice(tail);
+            }
+            return;
+        };
+        // Past 32 bytes, the last 32 are folded again over what is written (each byte is
+        // folded alone, so the overlap gets the same values): padding the tail cost two
+        // copies a text.
+        let source = bytes.get(from..).and_then(<[u8]>::first_chunk::<32>);
+        let target = out.get_mut(from..).and_then(<[u8]>::first_chunk_mut::<32>);
+        if let (Some(source), Some(target)) = (source, target) {
+            // SAFETY: both are arrays of thirty-two bytes; the caller vouches for AVX2.
+            unsafe {
+                let v = _mm256_loadu_si256(source.as_ptr().cast::<__m256i>());
+                _mm256_storeu_si256(target.as_mut_ptr().cast::<__m256i>(), fold(v));
+            }
         }
     }
 
@@ -676,6 +734,21 @@ mod tests {
             assert_eq!(portable::phrase_masks(&block), want.masks(), "{block:?}");
             assert_eq!(fold_masks(&block), want.fold_masks(), "{block:?}");
             assert_eq!(portable::fold_masks(&block), want.fold_masks(), "{block:?}");
+        }
+    }
+
+    /// A whole text's classes, the last block's included (read overlapping the block before
+    /// it where the text is longer than a block), are each block's byte definitions, at every
+    /// length and alignment.
+    #[test]
+    fn text_classes_match_the_byte_definitions_at_every_length() {
+        let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+        for start in [0, 1, 31, 63] {
+            for len in 0..bytes.len() - start {
+                let text = &bytes[start..start + len];
+                let want: Vec<Block> = text.chunks(64).map(want_block).collect();
+                assert_eq!(text_classes(text), want, "{start} {len}");
+            }
         }
     }
 
