@@ -136,7 +136,7 @@ pub(super) struct AnchorScan {
 
 pub(super) enum AnchorSearch {
     /// SIMD (Teddy) searches over a folded copy of the text (see [`fold_byte`]), one per
-    /// [`Packed`] part, with the literal ids each part's pattern ids stand for.
+    /// [`Part`], with the literal ids each part's pattern ids stand for.
     Packed(Vec<Part>),
     /// Portable fallback where Teddy is unavailable: case-insensitive automaton, overlapping.
     Automaton(AhoCorasick),
@@ -515,7 +515,7 @@ fn fold_sixteen(bytes: &[u8; 16]) -> [u8; 16] {
 }
 
 /// The bits of the anchor groups the gated rule `id` needs, in [`AnchorScan`] numbering. Rules
-/// look this up once (a `LazyLock` each) and pass it to [`phrase_evidence`]; `None` (an id
+/// look this up once (a `LazyLock` each) and pass it to [`super::phrase_evidence`]; `None` (an id
 /// with no anchors) can only come from a rule file wired wrong, and a test calls every rule.
 pub(super) fn required_groups(id: &str) -> Option<u32> {
     let mut bit = 0u32;

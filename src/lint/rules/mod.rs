@@ -15,9 +15,10 @@
 //!
 //! Speed comes from a shared gate. Each regex rule (and the URL scan) declares
 //! [`Anchors`]: literals its pattern cannot match without. Three packed SIMD searches per text
-//! (short literals, and the long ones in two halves, see [`packed_parts`]) find which anchors
-//! occur, and a rule's regex runs only on text holding its anchors, so a clean description
-//! costs the anchor searches plus a few `memchr`-speed checks instead of eight regex searches.
+//! (short literals, and the long ones in two halves: `packed_parts` in the `anchors` module)
+//! find which anchors occur, and a rule's regex runs only on text holding its anchors, so a
+//! clean description costs the anchor searches plus a few `memchr`-speed checks instead of
+//! eight regex searches.
 //! The gate can only skip work, never change a result: a test feeds every alternative of every
 //! pattern through the gated finders.
 
