@@ -127,7 +127,7 @@ impl Block {
         }
     }
 
-    /// The classes of the block's last `64 - by` bytes, as bits from 0 (`by` below 64).
+    /// The classes of the block's bytes from `by` on, as bits from 0 (`by` below 64).
     fn shifted(self, by: usize) -> Block {
         Block {
             alnum: self.alnum >> by,
@@ -161,21 +161,16 @@ pub(crate) fn classify_into(bytes: &[u8], blocks: &mut Vec<Block>) {
                 .chunks_exact(64)
                 .map(|b| unsafe { avx2::block_classes(b) }),
         );
-        let rest = bytes.len() - whole;
-        if rest > 0 {
+        if whole < bytes.len() {
             // A text's last block is short; padding it cost two copies (about a tenth of a
             // short text's classification). Past 64 bytes, its last 64 bytes are classified
-            // instead, and the bits of the bytes before the block shifted out: what is left
-            // above is zero, as for padding.
-            let last = match bytes.len().checked_sub(64) {
-                // SAFETY: as above.
-                #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
-                Some(from) => unsafe { avx2::block_classes(&bytes[from..]) }.shifted(64 - rest),
-                // SAFETY: as above.
-                #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
-                None => unsafe { avx2::block_classes(bytes) },
-            };
-            blocks.push(last);
+            // instead, and the bits of the bytes read again (those before `whole`) shifted
+            // out: what is left above is zero, as for padding.
+            let from = bytes.len().saturating_sub(64);
+            // SAFETY: as above.
+            #[expect(unsafe_code, reason = "calling the AVX2 path once AVX2 was detected")]
+            let last = unsafe { avx2::block_classes(&bytes[from..]) };
+            blocks.push(last.shifted(whole - from));
         }
         return;
     }
