@@ -12,9 +12,12 @@
 //! 5. [`assemble`] moves the answers into pairs and listens, pools them by fingerprint and by
 //!    method, and reads where each recorded task was left.
 //!
-//! Phases 4 and 5 want different frames (the schedule's are never answers), so on a large
-//! cassette they run side by side: the schedule is planned by frame number on a second thread
-//! while the pairs are built, and its frames are handed over after.
+//! On a large cassette phases 2 to 5 use a second thread too. What phase 3 reads but pairing
+//! does not decide (the timeline as the file orders it, see `Placed`) is built beside phase 2,
+//! and mended after it for the few requests written after their answers. Phases 4 and 5 want
+//! different frames (the schedule's are never answers), so they run side by side: the schedule
+//! is planned by frame number on the second thread, then the catalogue built there, while the
+//! pairs are built here; the schedule's frames are handed over after.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -24,12 +27,10 @@ use serde_json::Value;
 
 use super::catalogue::CatalogueBuilder;
 use super::pairing::{Replies, Reply};
-use super::read::{
-    ClientAnswer, Interner, Recording, RequestItem, ServerItem, StreamItem, WireKey,
-};
+use super::read::{ClientAnswer, Recording, RequestItem, ServerItem, StreamItem, WireKey};
 use super::{
-    Answer, Catalogue, FpInfo, IdKey, Index, IndexError, Listen, Pair, PairExtra, Recorded,
-    TaskPolls,
+    Answer, Catalogue, FpInfo, FpTable, IdKey, Index, IndexError, Listen, Pair, PairExtra,
+    Recorded, TaskPolls,
 };
 use crate::cassette::consistency::contradictions;
 use crate::cassette::{CassetteError, Entry, Header};
@@ -83,7 +84,8 @@ impl Index {
         Index::build_parallel(header, reader, invocation_volatile, path, workers)
     }
 
-    /// Phases 2 to 5, from what phase 1 read; with `parallel`, phases 4 and 5 on two threads.
+    /// Phases 2 to 5, from what phase 1 read; with `parallel`, on two threads (see the module's
+    /// documentation).
     fn from_recording(
         header: Header,
         mut recording: Recording,
@@ -96,15 +98,46 @@ impl Index {
                 .into_iter()
                 .map(|c| c.message.to_owned()),
         );
-        let replies = Replies::pair(std::mem::take(&mut recording.order), &recording);
-        let (timeline, acks) = wire_order(&recording, &replies);
-        let asks = number_asks(&mut recording);
+        let order = std::mem::take(&mut recording.order);
+        let rec = &recording;
+        // What phases 3 to 5 read that pairing does not decide: the timeline as the file orders
+        // it (see `Placed`) and, of each server frame, the third that phases 4 and 5 read (see
+        // `Heard`). On a large cassette it is built on a second thread while this one pairs.
+        let beside = || {
+            let heard = rec.servers.iter().map(Heard::of).collect();
+            let fp_info = (0..rec.fps.texts.len())
+                .map(|_| FpInfo::default())
+                .collect();
+            (Placed::of(rec), heard, fp_info)
+        };
+        let (replies, (placed, heard, fp_info)): (Replies, (Placed, Vec<Heard>, Vec<FpInfo>)) =
+            if parallel {
+                std::thread::scope(|scope| {
+                    let placing = std::thread::Builder::new()
+                        .name("replay-placing".to_owned())
+                        .spawn_scoped(scope, beside);
+                    let replies = Replies::pair(order, rec);
+                    let placed = match placing {
+                        Ok(placing) => placing
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                        Err(_) => beside(),
+                    };
+                    (replies, placed)
+                })
+            } else {
+                (Replies::pair(order, rec), beside())
+            };
+        let (timeline, acks) = wire_order(&recording, &replies, placed);
         let mut recs = std::mem::take(&mut recording.recs);
-        // Of each server frame, phases 4 and 5 read only a third (see `Heard`); the rest goes
-        // before the pairs are allocated (a large cassette's peak memory is set there).
-        let heard: Vec<Heard> = recording.servers.iter().map(Heard::of).collect();
+        let asks = number_asks(&recording.servers, &mut recs, &recording.client_answers);
+        // The rest of each server frame goes before the pairs are allocated (a large
+        // cassette's peak memory is set there).
         drop(std::mem::take(&mut recording.servers));
         let streams = std::mem::take(&mut recording.streams);
+        let requests = std::mem::take(&mut recording.requests);
+        let fp_text = std::mem::take(&mut recording.fps.texts);
+        let methods = std::mem::take(&mut recording.methods);
         let taken = Taken::from(recording);
         let kept = Kept {
             header,
@@ -121,14 +154,19 @@ impl Index {
         // Phases 4 and 5 side by side: the schedule's walk places frames by number while the
         // pairs take the answers. They never want the same frame (an answer's role is
         // `Answers` or `InStream`, never scheduled), so the schedule's frames are handed over
-        // once both are done, and which runs first does not matter.
-        let walk = || Schedule::plan(events(read, &timeline));
-        let (plan, mut index) = if parallel {
+        // once both are done, and which runs first does not matter. The catalogue, which reads
+        // only the requests and whether each was answered, is built after the walk, beside the
+        // pairs too.
+        let walk = || {
+            let plan = Schedule::plan(events(read, &timeline));
+            (plan, catalogue(&requests, &replies, &methods, &fp_text))
+        };
+        let ((plan, catalogue), mut index) = if parallel {
             std::thread::scope(|scope| {
                 let walking = std::thread::Builder::new()
                     .name("replay-schedule".to_owned())
                     .spawn_scoped(scope, walk);
-                let index = assemble(taken, read, &mut recs, kept);
+                let index = assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept);
                 // Without a thread (it could not be started) the walk runs here, after.
                 let plan = match walking {
                     Ok(walking) => walking
@@ -139,9 +177,15 @@ impl Index {
                 (plan, index)
             })
         } else {
-            let plan = walk();
-            (plan, assemble(taken, read, &mut recs, kept))
+            let walked = walk();
+            (
+                walked,
+                assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept),
+            )
         };
+        drop(requests);
+        index.catalogue = catalogue;
+        index.fp_text = fp_text;
         index.schedule = plan.fill(|i| {
             let frame = recs[i].take();
             debug_assert!(
@@ -230,21 +274,48 @@ struct Acks {
     acked: LookupSet<usize>,
 }
 
+/// Every request's wire key as the file gives it, and the timeline those keys make: what phase 3
+/// starts from. It needs nothing from pairing, so on a large cassette it is built beside it; the
+/// few requests that pairing shows must move (see [`wire_order`]) are moved after.
+struct Placed {
+    request_key: Vec<WireKey>,
+    timeline: Vec<Timed>,
+}
+
+impl Placed {
+    fn of(rec: &Recording) -> Placed {
+        let request_key: Vec<WireKey> =
+            rec.requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+        let timeline = timeline(&rec.servers, &request_key);
+        Placed {
+            request_key,
+            timeline,
+        }
+    }
+}
+
 /// Phase 3: every frame in wire order (timestamps, then file order), as one tagged index each,
 /// and the acknowledgments paired with their listens. A request is moved just ahead of its
-/// answer (or acknowledgment) when the file put it after.
-fn wire_order(rec: &Recording, replies: &Replies) -> (Vec<Timed>, Acks) {
+/// answer (or acknowledgment) when the file put it after; the timeline `placed` holds is built
+/// again only then (it is the keys' order, so the same as building it after the moves).
+fn wire_order(rec: &Recording, replies: &Replies, placed: Placed) -> (Vec<Timed>, Acks) {
     let (requests, servers) = (&rec.requests, &rec.servers);
-    let mut request_key: Vec<WireKey> = requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+    let Placed {
+        mut request_key,
+        mut timeline,
+    } = placed;
     // A recorder that writes a request's line after the answer it caused (a capture thread
     // per direction) can leave the two in the same millisecond in the wrong file order; no
     // answer precedes its request on the wire, so the request is put back in front of it.
+    let mut moved = false;
     for (r, key) in request_key.iter_mut().enumerate() {
         if let Some(a) = replies.last_frame(r, &rec.streams) {
-            move_ahead(key, servers[a].wire_key());
+            moved |= move_ahead(key, servers[a].wire_key());
         }
     }
-    let mut timeline = timeline(servers, &request_key);
+    if moved {
+        timeline = self::timeline(servers, &request_key);
+    }
 
     // Acknowledgments pair with the listen they name, else with the oldest still unacknowledged.
     let listen_reqs: Vec<usize> = (0..requests.len())
@@ -418,13 +489,17 @@ fn classify_loose(kind: FrameKind, tagged: bool) -> Role {
 /// client's answer: the first response after it under the same id. After it in file order, but
 /// for a request inside an SSE stream: the stream's entry is written once the stream ends, after
 /// the answers the client POSTed while it was open, so there the answer's time tells.
-fn number_asks(rec: &mut Recording) -> Vec<Ask> {
+fn number_asks(
+    servers: &[ServerItem],
+    recs: &mut [Option<Recorded>],
+    client_answers: &[ClientAnswer],
+) -> Vec<Ask> {
     let mut answers: LookupMap<&IdKey, VecDeque<usize>> = LookupMap::default();
-    for (a, answer) in rec.client_answers.iter().enumerate() {
+    for (a, answer) in client_answers.iter().enumerate() {
         answers.entry(&answer.key).or_default().push_back(a);
     }
     let mut asks = Vec::new();
-    for (item, recorded) in rec.servers.iter().zip(rec.recs.iter_mut()) {
+    for (item, recorded) in servers.iter().zip(recs.iter_mut()) {
         let Some(recorded) = recorded.as_mut().filter(|r| r.kind() == FrameKind::Request) else {
             continue;
         };
@@ -435,10 +510,7 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
                 Some(_) => a.t < item.t,
                 None => a.entry < item.entry,
             };
-            while queue
-                .front()
-                .is_some_and(|&a| before(&rec.client_answers[a]))
-            {
+            while queue.front().is_some_and(|&a| before(&client_answers[a])) {
                 queue.pop_front();
             }
             queue.pop_front()
@@ -446,7 +518,7 @@ fn number_asks(rec: &mut Recording) -> Vec<Ask> {
         recorded.set_ask(asks.len());
         asks.push(Ask::new(
             recorded,
-            answer.map(|a| rec.client_answers[a].text.clone()),
+            answer.map(|a| client_answers[a].text.clone()),
             item.stream.is_some(),
         ));
     }
@@ -463,11 +535,10 @@ struct Kept {
     asks: Vec<Ask>,
 }
 
-/// What phase 5 takes of the recording for the index.
+/// What phase 5 takes of the recording for the index (but for the requests and the fingerprint
+/// texts and the method names, which the catalogue reads beside it).
 struct Taken {
-    requests: Vec<RequestItem>,
-    methods: Vec<Arc<str>>,
-    fps: Interner,
+    fps: FpTable,
     shapes: Shapes,
     task_ids: LookupMap<usize, String>,
     highest_live: u64,
@@ -477,9 +548,7 @@ struct Taken {
 impl From<Recording> for Taken {
     fn from(rec: Recording) -> Taken {
         Taken {
-            requests: rec.requests,
-            methods: rec.methods,
-            fps: rec.fps,
+            fps: rec.fps.fps,
             shapes: rec.shapes,
             task_ids: rec.task_ids,
             highest_live: rec.highest_live,
@@ -524,14 +593,21 @@ struct Read<'a> {
     acks: &'a Acks,
 }
 
-/// Phase 5: the index itself, but for its schedule. Answers move out of `recs` into pairs and
-/// listens, in file order; the pairs are pooled by fingerprint and by method, and every
-/// `tasks/get` pool tells where its task was left.
-fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: Kept) -> Index {
+/// Phase 5: the index itself, but for its schedule, its catalogue and its fingerprint texts
+/// (which the caller sets: the catalogue is built beside this, from the same `requests`).
+/// Answers move out of `recs` into pairs and listens, in file order; the pairs are pooled by
+/// fingerprint and by method, and every `tasks/get` pool tells where its task was left.
+/// `fp_info` holds a default entry per fingerprint.
+fn assemble(
+    taken: Taken,
+    (requests, methods): (&[RequestItem], &[Arc<str>]),
+    fp_info: Vec<FpInfo>,
+    read: Read<'_>,
+    recs: &mut [Option<Recorded>],
+    kept: Kept,
+) -> Index {
     let Taken {
-        requests,
-        methods,
-        fps: Interner { fps, texts },
+        fps,
         shapes,
         task_ids,
         highest_live,
@@ -553,9 +629,9 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
         redact_requests: header.redaction_applied(),
         header,
         pairs: Vec::new(),
-        fp_info: (0..texts.len()).map(|_| FpInfo::default()).collect(),
+        fp_info,
         fps,
-        fp_text: texts,
+        fp_text: Vec::new(),
         shapes,
         pool: Vec::new(),
         listen_pool: Vec::new(),
@@ -571,30 +647,23 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
     };
     // Nearly every request gets a pair: sized once rather than grown by doubling.
     index.pairs.reserve_exact(requests.len());
-    // Which fingerprints the catalogue holds already (it keeps each once).
-    let mut catalogued = vec![false; index.fp_text.len()];
     let mut ack_for: LookupMap<usize, usize> = acks.of.iter().map(|(&s, &r)| (r, s)).collect();
-    let mut catalogue = CatalogueBuilder::new(&methods);
     let mut by_method: Vec<Vec<u32>> = vec![Vec::new(); methods.len()];
     let mut pair_fps: Vec<u32> = Vec::new();
     let mut listen_fps: Vec<u32> = Vec::new();
-    for (r, item) in requests.into_iter().enumerate() {
+    for (r, item) in requests.iter().enumerate() {
         let RequestItem {
-            key,
+            ref key,
             line,
             listen,
             method,
             fp,
             retry,
             shape,
-            progress,
+            ref progress,
             ..
-        } = item;
+        } = *item;
         let fp = fp as usize;
-        let mut note_answered = |catalogue: &mut CatalogueBuilder, index: &Index| {
-            let first = !std::mem::replace(&mut catalogued[fp], true);
-            catalogue.note_answered(method, fp, &index.fp_text[fp], first);
-        };
         if listen {
             listen_fps.push(fp as u32);
             index.listens.push(Listen {
@@ -604,7 +673,6 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
                 anchor: r,
                 line,
             });
-            note_answered(&mut catalogue, &index);
             continue;
         }
         let mut status = None;
@@ -612,7 +680,11 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
         let answer = match replies.of[r] {
             Some(Reply::Frame(s)) => {
                 status = servers[s].status;
-                recs[s].take().map(Answer::Frame)
+                // Pairing gives each response to one request, and no response is a listen's
+                // acknowledgment, so the frame is still there (the catalogue counts on it).
+                let frame = recs[s].take();
+                debug_assert!(frame.is_some(), "server frame {s} answers two requests");
+                frame.map(Answer::Frame)
             }
             Some(Reply::Stream(st)) => {
                 let (frames, t): (Vec<Recorded>, Vec<u64>) = streams[st]
@@ -627,10 +699,8 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
         };
         let Some(answer) = answer else {
             index.fp_info[fp].unanswered = true;
-            catalogue.note_unanswered(method);
             continue;
         };
-        note_answered(&mut catalogue, &index);
         let p = index.pairs.len();
         if !retry {
             by_method[method as usize].push(p as u32);
@@ -642,7 +712,7 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
             shape,
             answer,
             anchor: super::read::narrow(r),
-            extra: PairExtra::of(progress, status, chunk_t),
+            extra: PairExtra::of(progress.clone(), status, chunk_t),
             line,
         });
         pair_fps.push(fp as u32);
@@ -656,7 +726,6 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
     index.read_task_polls(&task_ids);
     index.fps.shrink_to_fit();
     index.pairs.shrink_to_fit();
-    index.catalogue = catalogue.finish(&methods);
     index.by_method = methods
         .iter()
         .zip(by_method)
@@ -664,6 +733,30 @@ fn assemble(taken: Taken, read: Read<'_>, recs: &mut [Option<Recorded>], kept: K
         .map(|(name, pairs)| (Arc::clone(name), pairs))
         .collect();
     index
+}
+
+/// The catalogue of recorded requests (see [`Catalogue`]): every listen and every answered
+/// request under its method (and tool), each fingerprint once, in file order; the others noted
+/// as unanswered. A request is answered when pairing gave it a reply, as [`assemble`] reads it.
+fn catalogue(
+    requests: &[RequestItem],
+    replies: &Replies,
+    methods: &[Arc<str>],
+    fp_text: &[Arc<str>],
+) -> Catalogue {
+    let mut catalogue = CatalogueBuilder::new(methods);
+    // Which fingerprints the catalogue holds already (it keeps each once).
+    let mut catalogued = vec![false; fp_text.len()];
+    for (r, item) in requests.iter().enumerate() {
+        let fp = item.fp as usize;
+        if item.listen || replies.of[r].is_some() {
+            let first = !std::mem::replace(&mut catalogued[fp], true);
+            catalogue.note_answered(item.method, fp, &fp_text[fp], first);
+        } else {
+            catalogue.note_unanswered(item.method);
+        }
+    }
+    catalogue.finish(methods)
 }
 
 /// Groups item indices by fingerprint into one flat list (recorded order kept inside each
@@ -700,6 +793,7 @@ mod tests {
 
     use super::*;
     use crate::cassette::Reader;
+    use crate::replay::volatile::VolatileSet;
 
     proptest::proptest! {
         /// Merging the two lists gives the order sorting them gives, in order or not.
@@ -732,6 +826,49 @@ mod tests {
             let want: Vec<usize> = all.into_iter().map(|t| t.0).collect();
             proptest::prop_assert_eq!(got, want);
         }
+    }
+
+    /// The timeline placed beside pairing, then mended for the requests pairing shows must move,
+    /// is the one placed after the moves: the plain way below, on a recording where two
+    /// requests were written after their answers (as two capture threads can write them).
+    #[test]
+    fn the_timeline_placed_before_pairing_is_the_one_placed_after() {
+        let header = r#"{"type":"header","cassetteVersion":2,"recorder":"t","startedAt":"2026-01-01T00:00:00Z","transport":"stdio"}"#;
+        let lines = [
+            r#"{"type":"frame","t":5,"dir":"s2c","frame":{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+            r#"{"type":"frame","t":5,"dir":"s2c","frame":{"jsonrpc":"2.0","method":"notifications/message","params":{}}}"#,
+            r#"{"type":"frame","t":5,"dir":"c2s","frame":{"jsonrpc":"2.0","id":1,"method":"tools/list"}}"#,
+            r#"{"type":"frame","t":7,"dir":"c2s","frame":{"jsonrpc":"2.0","id":2,"method":"ping"}}"#,
+            r#"{"type":"frame","t":9,"dir":"s2c","frame":{"jsonrpc":"2.0","id":2,"result":{}}}"#,
+            r#"{"type":"frame","t":9,"dir":"s2c","frame":{"jsonrpc":"2.0","id":3,"result":{}}}"#,
+            r#"{"type":"frame","t":9,"dir":"c2s","frame":{"jsonrpc":"2.0","id":3,"method":"ping"}}"#,
+        ];
+        let text = format!("{header}\n{}\n", lines.join("\n"));
+        let path = Path::new("t.jsonl");
+        let reader = Reader::new(text.as_bytes(), path).unwrap();
+        let mut rec = Recording::read(reader, &VolatileSet::default(), path).unwrap();
+        let replies = Replies::pair(std::mem::take(&mut rec.order), &rec);
+        let placed = Placed::of(&rec);
+        let unmoved: Vec<usize> = placed.timeline.iter().map(|t| t.0).collect();
+        // The plain way: every request's key moved first, then the timeline placed once.
+        let mut request_key: Vec<WireKey> =
+            rec.requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+        for (r, key) in request_key.iter_mut().enumerate() {
+            if let Some(a) = replies.last_frame(r, &rec.streams) {
+                move_ahead(key, rec.servers[a].wire_key());
+            }
+        }
+        let plain: Vec<usize> = timeline(&rec.servers, &request_key)
+            .iter()
+            .map(|t| t.0)
+            .collect();
+        let (mended, _) = wire_order(&rec, &replies, placed);
+        let mended: Vec<usize> = mended.iter().map(|t| t.0).collect();
+        assert_ne!(
+            unmoved, plain,
+            "no request was moved: the test says nothing"
+        );
+        assert_eq!(mended, plain);
     }
 
     /// What an index holds, in a form that does not depend on hash order.

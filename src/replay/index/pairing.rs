@@ -43,6 +43,7 @@ impl Replies {
         for item in &order {
             match *item {
                 InOrder::Request(r) => {
+                    let r = r as usize;
                     let key = &requests[r].key;
                     if !requests[r].listen {
                         if let Some(s) = pop_early(&mut early, key) {
@@ -53,6 +54,7 @@ impl Replies {
                     waiting.entry(key).or_default().push_back(r);
                 }
                 InOrder::Server(s) => {
+                    let s = s as usize;
                     let item = &servers[s];
                     if !item.is_response() {
                         continue;
@@ -72,6 +74,7 @@ impl Replies {
                     }
                 }
                 InOrder::Stream(st) => {
+                    let st = st as usize;
                     let Some(id) = streams[st].id.as_ref() else {
                         // One standalone GET endpoint: the first such stream is served, the others
                         // are ignored.

@@ -104,11 +104,12 @@ pub(super) struct StreamItem {
     pub(super) frames: Vec<usize>,
 }
 
-/// A request, server frame or stream, in file order.
+/// A request, server frame or stream, in file order: one per frame of the cassette, so its index
+/// is narrowed to four bytes (see [`narrow`]) and the whole to eight.
 pub(super) enum InOrder {
-    Request(usize),
-    Server(usize),
-    Stream(usize),
+    Request(u32),
+    Server(u32),
+    Stream(u32),
 }
 
 /// Phase 1's product: every frame of the cassette, reduced to what the later phases read.
@@ -467,7 +468,8 @@ impl Recording {
                             self.task_ids.entry(fp).or_insert(id);
                         }
                     }
-                    self.order.push(InOrder::Request(self.requests.len()));
+                    self.order
+                        .push(InOrder::Request(narrow(self.requests.len())));
                     self.requests.push(RequestItem {
                         t: parts.t,
                         entry: parts.entry,
@@ -483,7 +485,7 @@ impl Recording {
                 }
                 What::ClientAnswer(answer) => self.client_answers.push(answer),
                 What::Server((item, rec)) => {
-                    self.order.push(InOrder::Server(self.servers.len()));
+                    self.order.push(InOrder::Server(narrow(self.servers.len())));
                     self.servers.push(item);
                     self.recs.push(Some(rec));
                 }
@@ -531,7 +533,7 @@ impl Recording {
             self.servers.push(item);
             self.recs.push(Some(rec));
         }
-        self.order.push(InOrder::Stream(s));
+        self.order.push(InOrder::Stream(narrow(s)));
         self.streams.push(StreamItem { id, frames: at });
     }
 }
