@@ -183,7 +183,6 @@ impl Index {
                 assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept),
             )
         };
-        drop(requests);
         index.catalogue = catalogue;
         index.fp_text = fp_text;
         index.schedule = plan.fill(|i| {
@@ -194,6 +193,16 @@ impl Index {
             );
             frame
         });
+        // The lists the build leaves behind are tens of MB on a large cassette, and handing them
+        // back to the system took 4 ms before the first answer (docs/benchmarks.md): they are
+        // freed on a thread of their own. Without one (it could not be started) the closure
+        // holding them is dropped here, and they with it.
+        let leftovers = (requests, recs, heard, timeline, replies, acks, streams);
+        if parallel {
+            let _ = std::thread::Builder::new()
+                .name("replay-freeing".to_owned())
+                .spawn(move || drop(leftovers));
+        }
         index
     }
 
