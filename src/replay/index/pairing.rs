@@ -2,6 +2,7 @@
 //! still waiting under its id, in file order.
 
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 
 use super::IdKey;
 use super::read::{InOrder, Recording, RequestItem, StreamItem};
@@ -85,7 +86,11 @@ impl Replies {
                     };
                     let key = IdKey::of(id);
                     let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
-                    match take_waiting(&mut waiting, &key, requests, opens_listen) {
+                    // The waiting requests' own key, which the map borrows for as long as it lives.
+                    let waited = waiting.get_key_value(&key).map(|(&key, _)| key);
+                    match waited
+                        .and_then(|key| take_waiting(&mut waiting, key, requests, opens_listen))
+                    {
                         Some(r) if requests[r].listen => {
                             replies.listen_streams.insert(st);
                         }
@@ -154,13 +159,17 @@ impl Queue {
 
 /// Takes the oldest request waiting under `key`, preferring a listen when `listen_first` (a
 /// closure or a subscription stream) and an ordinary request otherwise.
-fn take_waiting(
-    waiting: &mut LookupMap<&IdKey, Queue>,
-    key: &IdKey,
+fn take_waiting<'r>(
+    waiting: &mut LookupMap<&'r IdKey, Queue>,
+    key: &'r IdKey,
     requests: &[RequestItem],
     listen_first: bool,
 ) -> Option<usize> {
-    let queue = waiting.get_mut(key)?;
+    // One lookup for the queue and its removal (nearly every answer empties its queue).
+    let Entry::Occupied(mut slot) = waiting.entry(key) else {
+        return None;
+    };
+    let queue = slot.get_mut();
     let at = queue
         .iter()
         .position(|&r| requests[r].listen == listen_first)
@@ -169,13 +178,15 @@ fn take_waiting(
     if queue.is_empty() {
         // Ids are mostly unique: keeping an empty queue per answered id would make this map as
         // large as the recording (5 MB for 50,000 calls) instead of as large as what is in flight.
-        waiting.remove(key);
+        slot.remove();
     }
     taken
 }
 
 /// The oldest answer recorded ahead of any request under `key`; an emptied queue is dropped.
 fn pop_early(early: &mut LookupMap<&IdKey, Queue>, key: &IdKey) -> Option<usize> {
+    // Looked up before anything else: the map is nearly always empty, and then answers without
+    // hashing the key.
     let queue = early.get_mut(key)?;
     let first = queue.pop_front();
     if queue.is_empty() {
