@@ -30,8 +30,12 @@ enum Text {
 
 #[derive(Debug, Clone, Default)]
 pub struct RawObject {
-    /// Shared so that a frame read from this line can point into it instead of copying it.
+    /// Shared so that a frame read from this line can point into it instead of copying it. It
+    /// may hold more than the object (a batch of lines read together, see
+    /// [`RawObject::parse_line_capturing`]): the members' spans count from its start.
     source: Arc<str>,
+    /// How long the object's own text is.
+    len: usize,
     members: Vec<(Text, Text)>,
 }
 
@@ -68,11 +72,16 @@ impl<'de> Visitor<'de> for Spans<'de> {
     }
 }
 
-/// The members of the object `source` holds, as spans, read by the crate's strict scanner in one
-/// pass; `None` when the scanner declines (a key with escapes, deep nesting, or not an object at
-/// all), and the parser then decides. The scanner accepts only what the parser accepts, and
-/// reports the same members, in the same order (a property test below holds the two equal).
-fn scan_members(source: &str, nested: Option<(&str, &mut Captured)>) -> Option<Vec<(Text, Text)>> {
+/// The members of the object at `at` of `source`, as spans of `source`, read by the crate's
+/// strict scanner in one pass; `None` when the scanner declines (a key with escapes, deep
+/// nesting, or not an object at all), and the parser then decides. The scanner accepts only what
+/// the parser accepts, and reports the same members, in the same order (a property test below
+/// holds the two equal). What is captured of `nested` counts from the start of `source` too.
+fn scan_members(
+    source: &str,
+    at: Range<usize>,
+    nested: Option<(&str, &mut Captured)>,
+) -> Option<Vec<(Text, Text)>> {
     let base = source.as_ptr() as usize;
     let span = |s: &str| {
         let start = s.as_ptr() as usize - base;
@@ -83,15 +92,17 @@ fn scan_members(source: &str, nested: Option<(&str, &mut Captured)>) -> Option<V
         members.push((Text::Span(span(key)), Text::Span(span(value))));
         Some(())
     };
-    let scanner = crate::json::Scanner::new(source);
+    // The scanner reads to the object's end and counts positions from the start of `source`.
+    let upto = source.get(..at.end)?;
+    let scanner = crate::json::Scanner::starting_at(upto, at.start);
     match nested {
         None => scanner.members(each)?,
-        Some((key, captured)) => match frame_line_head(source) {
+        Some((key, captured)) => match frame_line_head(upto.get(at.start..)?) {
             Some((head, rest)) => {
                 for (k, v) in head {
                     each(k, v)?;
                 }
-                crate::json::Scanner::starting_at(source, rest)
+                crate::json::Scanner::starting_at(upto, at.start + rest)
                     .rest_capturing(key, captured, each)?
             }
             None => scanner.members_capturing(key, captured, each)?,
@@ -140,6 +151,7 @@ impl RawObject {
     pub(super) fn with_capacity(members: usize) -> RawObject {
         RawObject {
             source: Arc::default(),
+            len: 0,
             members: Vec::with_capacity(members),
         }
     }
@@ -151,10 +163,15 @@ impl RawObject {
 
     /// As [`RawObject::parse`], keeping the given string as the backing text.
     pub fn parse_shared(source: Arc<str>) -> serde_json::Result<RawObject> {
-        if let Some(members) = scan_members(&source, None) {
-            return Ok(RawObject { source, members });
+        let at = 0..source.len();
+        if let Some(members) = scan_members(&source, at.clone(), None) {
+            return Ok(RawObject {
+                len: source.len(),
+                source,
+                members,
+            });
         }
-        RawObject::parse_slow(source)
+        RawObject::parse_slow(&source, at)
     }
 
     /// As [`RawObject::parse_shared`], capturing the members of member `nested` (an object) on
@@ -165,23 +182,45 @@ impl RawObject {
         nested: &str,
         captured: &mut Captured,
     ) -> serde_json::Result<RawObject> {
-        if let Some(members) = scan_members(&source, Some((nested, &mut *captured))) {
-            return Ok(RawObject { source, members });
-        }
-        *captured = Captured::default();
-        RawObject::parse_slow(source)
+        let at = 0..source.len();
+        RawObject::parse_line_capturing(&source, at, nested, captured)
     }
 
-    /// [`RawObject::parse_shared`] by serde_json alone: what decides (and words the error)
-    /// whenever the scanner declines.
-    fn parse_slow(source: Arc<str>) -> serde_json::Result<RawObject> {
+    /// As [`RawObject::parse_shared_capturing`] for the object at `at` of `source` (a line
+    /// among the lines read with it), which the object then shares: no copy of its own text.
+    /// `at` must start and end on character boundaries (a line's ends do).
+    pub fn parse_line_capturing(
+        source: &Arc<str>,
+        at: Range<usize>,
+        nested: &str,
+        captured: &mut Captured,
+    ) -> serde_json::Result<RawObject> {
+        if let Some(members) = scan_members(source, at.clone(), Some((nested, &mut *captured))) {
+            return Ok(RawObject {
+                source: Arc::clone(source),
+                len: at.len(),
+                members,
+            });
+        }
+        *captured = Captured::default();
+        RawObject::parse_slow(source, at)
+    }
+
+    /// [`RawObject::parse_shared`] of the object at `at` of `source` by serde_json alone: what
+    /// decides (and words the error) whenever the scanner declines.
+    fn parse_slow(source: &Arc<str>, at: Range<usize>) -> serde_json::Result<RawObject> {
+        let text = source.get(at.clone()).unwrap_or_default();
         let members = {
-            let mut de = serde_json::Deserializer::from_str(&source);
-            let members = de.deserialize_map(Spans { source: &source })?;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let members = de.deserialize_map(Spans { source })?;
             de.end()?;
             members
         };
-        Ok(RawObject { source, members })
+        Ok(RawObject {
+            source: Arc::clone(source),
+            len: at.len(),
+            members,
+        })
     }
 
     /// The backing text and the span of a member's value, when the value is still the text it
@@ -238,7 +277,7 @@ impl RawObject {
     /// Length of the text the object was read from (0 for one built in memory): a cheap
     /// measure of how much memory it holds.
     pub fn source_len(&self) -> usize {
-        self.source.len()
+        self.len
     }
 
     /// The raw JSON text of a member.
@@ -393,11 +432,12 @@ mod tests {
     /// The scanner's reading of a line, and serde_json's: both accept or both refuse, with the
     /// same members.
     fn agree(text: &str) -> Result<(), String> {
-        let fast = scan_members(text, None).map(|members| RawObject {
+        let fast = scan_members(text, 0..text.len(), None).map(|members| RawObject {
             source: text.into(),
+            len: text.len(),
             members,
         });
-        let slow = RawObject::parse_slow(text.into());
+        let slow = RawObject::parse_slow(&text.into(), 0..text.len());
         match (fast, slow) {
             (Some(f), Ok(s)) if members_of(&f) == members_of(&s) => Ok(()),
             (None, _) => Ok(()),
@@ -421,7 +461,7 @@ mod tests {
             "{ }",
             r#"{"a":"\u00e9\n","b":-0.5e-3,"c":true,"d":{"x":[{}]}}"#,
         ] {
-            assert!(scan_members(text, None).is_some(), "{text}");
+            assert!(scan_members(text, 0..text.len(), None).is_some(), "{text}");
             agree(text).unwrap();
         }
         // Declined: the parser decides.
@@ -436,10 +476,13 @@ mod tests {
             "{\"a\":1e999}",
             "",
         ] {
-            assert!(scan_members(text, None).is_none(), "{text:?}");
+            assert!(
+                scan_members(text, 0..text.len(), None).is_none(),
+                "{text:?}"
+            );
         }
         let deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
-        assert!(scan_members(&deep, None).is_none());
+        assert!(scan_members(&deep, 0..deep.len(), None).is_none());
         assert!(RawObject::parse(&deep).is_ok(), "the parser goes deeper");
     }
 
@@ -464,8 +507,8 @@ mod tests {
         ) {
             let line = format!(r#"{{"type":{ty},"t":{t},"dir":{dir},{next}"#);
             let mut captured = Captured::default();
-            let fast = scan_members(&line, Some(("frame", &mut captured))).map(|members| {
-                members_of(&RawObject { source: line.as_str().into(), members })
+            let fast = scan_members(&line, 0..line.len(), Some(("frame", &mut captured))).map(|members| {
+                members_of(&RawObject { source: line.as_str().into(), len: line.len(), members })
             });
             let fast = (fast, format!("{captured:?}"));
             let mut members = Vec::new();
@@ -476,7 +519,33 @@ mod tests {
                 })
                 .map(|()| members);
             let whole = (whole, format!("{captured:?}"));
-            proptest::prop_assert_eq!(fast, whole, "{}", line);
+            proptest::prop_assert_eq!(&fast, &whole, "{}", line);
+
+            // The same line among others read with it (as a batch of lines is): the same
+            // members, the same error or none, and the capture at the same place in the line.
+            let before = "{\"type\":\"x\"}\n";
+            let batch: Arc<str> = format!("{before}{line}\n{{\"t\":1}}\n").into();
+            let at = before.len()..before.len() + line.len();
+            let mut in_batch = Captured::default();
+            let object = RawObject::parse_line_capturing(&batch, at.clone(), "frame", &mut in_batch);
+            let alone = RawObject::parse_shared_capturing(line.as_str().into(), "frame", &mut captured);
+            match (&object, &alone) {
+                (Ok(object), Ok(alone)) => {
+                    proptest::prop_assert_eq!(members_of(object), members_of(alone));
+                    proptest::prop_assert_eq!(object.source_len(), alone.source_len());
+                    let shared = object.shared_member("frame").map(|(_, span)| span);
+                    let own = alone.shared_member("frame").map(|(_, span)| span);
+                    if let (Some(shared), Some(own)) = (shared, own) {
+                        proptest::prop_assert_eq!(shared.start - at.start, own.start);
+                        proptest::prop_assert_eq!(
+                            in_batch.members_at(&batch, shared.clone()).map(|m| m.collect::<Vec<_>>()),
+                            captured.members_at(&line, own.clone()).map(|m| m.collect::<Vec<_>>())
+                        );
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.to_string(), b.to_string()),
+                _ => proptest::prop_assert!(false, "{:?} against {:?}", object.is_ok(), alone.is_ok()),
+            }
         }
 
         /// On generated objects, spaced or not, and on damaged copies of them, the scanner never
@@ -500,7 +569,7 @@ mod tests {
             } else {
                 value.to_string()
             };
-            proptest::prop_assert!(scan_members(&text, None).is_some() || text.contains('\\'), "{}", text);
+            proptest::prop_assert!(scan_members(&text, 0..text.len(), None).is_some() || text.contains('\\'), "{}", text);
             agree(&text).map_err(proptest::test_runner::TestCaseError::fail)?;
             let chars: Vec<char> = text.chars().collect();
             let at = cut.index(chars.len() + 1);

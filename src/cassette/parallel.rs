@@ -10,6 +10,9 @@
 //!
 //! Each worker keeps its own state (`init` runs on its thread), so what it learns across
 //! entries needs no lock; what the fold must know of it travels with each batch (`flush`).
+//! A batch's entries share one copy of its text (a frame points into it, as it points into its
+//! own line when read by [`Reader`]), so whatever `map` keeps of an entry keeps that copy
+//! alive: a mapping that outlives the batch copies what it keeps, as replay's index does.
 //! Memory is freed where it was allocated: a worker parses, maps and drops its entries itself,
 //! and the batches of line text go back to the calling thread to be filled again (see
 //! `read_ahead` for what mixing the allocator's per-thread arenas costs). At most
@@ -21,7 +24,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 
-use super::reader::parse_line;
+use super::reader::parse_line_at;
 use super::{CassetteError, Entry, Reader};
 
 /// A batch is handed to a worker once it holds this much text or this many lines.
@@ -57,8 +60,8 @@ impl Lines {
         self.lines.push((self.text.len(), line));
     }
 
-    /// Each line's text, line number and whether it ended with a newline.
-    fn iter(&self) -> impl Iterator<Item = (&str, u64, bool)> {
+    /// Where each line stands in `text`, its line number and whether it ended with a newline.
+    fn iter(&self) -> impl Iterator<Item = (std::ops::Range<usize>, u64, bool)> {
         let count = self.lines.len();
         let starts = std::iter::once(0).chain(self.lines.iter().map(|&(end, _)| end));
         starts
@@ -66,7 +69,7 @@ impl Lines {
             .enumerate()
             .map(move |(i, (start, &(end, line)))| {
                 let terminated = i + 1 < count || self.last_terminated;
-                (&self.text[start..end], line, terminated)
+                (start..end, line, terminated)
             })
     }
 }
@@ -205,8 +208,12 @@ fn work<S, T, D>(
         };
         items.reserve(lines.lines.len());
         let mut error = None;
-        for (i, (text, line, terminated)) in lines.iter().enumerate() {
-            match parse_line(Arc::from(text), path, line, terminated) {
+        // One copy of the batch's text, which its entries share (a copy and a free per line
+        // cost 3 % of a large replay index's build, docs/benchmarks.md); it is freed here with
+        // the last entry that holds it, unless `map` kept one.
+        let text: Arc<str> = Arc::from(lines.text.as_str());
+        for (i, (at, line, terminated)) in lines.iter().enumerate() {
+            match parse_line_at(&text, at, path, line, terminated) {
                 Ok(entry) => items.push(map(&mut state, lines.first_entry + i, entry)),
                 Err(e) => {
                     error = Some(e);

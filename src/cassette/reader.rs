@@ -196,8 +196,21 @@ pub(super) fn parse_line(
     line: u64,
     terminated: bool,
 ) -> Result<Entry, CassetteError> {
+    let at = 0..text.len();
+    parse_line_at(&text, at, path, line, terminated)
+}
+
+/// As [`parse_line`] for the line at `at` of `text` (one of several read together), which the
+/// entry shares instead of copying.
+pub(super) fn parse_line_at(
+    text: &Arc<str>,
+    at: std::ops::Range<usize>,
+    path: &Path,
+    line: u64,
+    terminated: bool,
+) -> Result<Entry, CassetteError> {
     let mut frame = Captured::default();
-    let object = match RawObject::parse_shared_capturing(text, "frame", &mut frame) {
+    let object = match RawObject::parse_line_capturing(text, at, "frame", &mut frame) {
         Ok(o) => o,
         Err(e) => {
             let hint = if terminated {
