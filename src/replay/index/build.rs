@@ -111,23 +111,12 @@ impl Index {
             (Placed::of(rec), heard, fp_info)
         };
         let (replies, (placed, heard, fp_info)): (Replies, (Placed, Vec<Heard>, Vec<FpInfo>)) =
-            if parallel {
-                std::thread::scope(|scope| {
-                    let placing = std::thread::Builder::new()
-                        .name("replay-placing".to_owned())
-                        .spawn_scoped(scope, beside);
-                    let replies = Replies::pair(order, rec);
-                    let placed = match placing {
-                        Ok(placing) => placing
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                        Err(_) => beside(),
-                    };
-                    (replies, placed)
-                })
-            } else {
-                (Replies::pair(order, rec), beside())
-            };
+            side_by_side(
+                parallel,
+                "replay-placing",
+                || Replies::pair(order, rec),
+                beside,
+            );
         let (timeline, acks) = wire_order(&recording, &replies, placed);
         let mut recs = std::mem::take(&mut recording.recs);
         let asks = number_asks(&recording.servers, &mut recs, &recording.client_answers);
@@ -161,28 +150,12 @@ impl Index {
             let plan = Schedule::plan(events(read, &timeline));
             (plan, catalogue(&requests, &replies, &methods, &fp_text))
         };
-        let ((plan, catalogue), mut index) = if parallel {
-            std::thread::scope(|scope| {
-                let walking = std::thread::Builder::new()
-                    .name("replay-schedule".to_owned())
-                    .spawn_scoped(scope, walk);
-                let index = assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept);
-                // Without a thread (it could not be started) the walk runs here, after.
-                let plan = match walking {
-                    Ok(walking) => walking
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                    Err(_) => walk(),
-                };
-                (plan, index)
-            })
-        } else {
-            let walked = walk();
-            (
-                walked,
-                assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept),
-            )
-        };
+        let (mut index, (plan, catalogue)) = side_by_side(
+            parallel,
+            "replay-schedule",
+            || assemble(taken, (&requests, &methods), fp_info, read, &mut recs, kept),
+            walk,
+        );
         index.catalogue = catalogue;
         index.fp_text = fp_text;
         index.schedule = plan.fill(|i| {
@@ -235,6 +208,33 @@ impl Index {
             }
         }
     }
+}
+
+/// `here()` on this thread and `beside()` on a second one named `name`, side by side: both
+/// answers. Without `parallel`, or when no thread can be started, `beside` runs here, after.
+fn side_by_side<H, B: Send>(
+    parallel: bool,
+    name: &str,
+    here: impl FnOnce() -> H,
+    beside: impl Fn() -> B + Sync,
+) -> (H, B) {
+    if !parallel {
+        return (here(), beside());
+    }
+    std::thread::scope(|scope| {
+        let beside = &beside;
+        let side = std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn_scoped(scope, beside);
+        let here = here();
+        let side = match side {
+            Ok(side) => side
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => beside(),
+        };
+        (here, side)
+    })
 }
 
 /// Cassettes smaller than this are read on the calling thread alone: starting threads costs
