@@ -205,8 +205,8 @@ impl Usage {
                 let pair = &index.pairs[p as usize];
                 unused.push(Unused {
                     line: pair.line,
-                    method: pair.method.to_string(),
-                    tool: index.recorded_tool(&pair.method, fp),
+                    method: pair.method(index).to_string(),
+                    tool: index.recorded_tool(pair.method(index), fp),
                 });
             }
             let listened = self.listened[fp].load(Ordering::Relaxed) as usize;

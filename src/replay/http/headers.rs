@@ -90,7 +90,7 @@ impl Recorded {
         let version = index
             .pairs
             .iter()
-            .filter(|p| matches!(&*p.method, "initialize" | "server/discover"))
+            .filter(|p| matches!(p.method(index), "initialize" | "server/discover"))
             .filter_map(|p| p.answer.response())
             .filter_map(|r| serde_json::from_str::<Value>(r.text()).ok())
             .find_map(|v| {

@@ -158,6 +158,7 @@ impl Index {
         );
         index.catalogue = catalogue;
         index.fp_text = fp_text;
+        index.methods = methods;
         index.schedule = plan.fill(|i| {
             let frame = recs[i].take();
             debug_assert!(
@@ -602,11 +603,11 @@ struct Read<'a> {
     acks: &'a Acks,
 }
 
-/// Phase 5: the index itself, but for its schedule, its catalogue and its fingerprint texts
-/// (which the caller sets: the catalogue is built beside this, from the same `requests`).
-/// Answers move out of `recs` into pairs and listens, in file order; the pairs are pooled by
-/// fingerprint and by method, and every `tasks/get` pool tells where its task was left.
-/// `fp_info` holds a default entry per fingerprint.
+/// Phase 5: the index itself, but for its schedule, its catalogue, its fingerprint texts and its
+/// method names (which the caller sets: the catalogue is built beside this, from the same
+/// `requests` and names). Answers move out of `recs` into pairs and listens, in file order; the
+/// pairs are pooled by fingerprint and by method, and every `tasks/get` pool tells where its
+/// task was left. `fp_info` holds a default entry per fingerprint.
 fn assemble(
     taken: Taken,
     (requests, methods): (&[RequestItem], &[Arc<str>]),
@@ -638,6 +639,7 @@ fn assemble(
         redact_requests: header.redaction_applied(),
         header,
         pairs: Vec::new(),
+        methods: Vec::new(),
         fp_info,
         fps,
         fp_text: Vec::new(),
@@ -715,7 +717,7 @@ fn assemble(
             by_method[method as usize].push(p as u32);
         }
         index.pairs.push(Pair {
-            method: Arc::clone(&methods[method as usize]),
+            method,
             fp: fp as u32,
             retry,
             shape,

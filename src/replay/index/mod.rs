@@ -40,7 +40,9 @@ pub use read::FpTable;
 /// A recorded request and its answer.
 #[derive(Debug)]
 pub struct Pair {
-    pub method: Arc<str>,
+    /// The method's number: its name is [`Index::method_of`]'s (a number, not a shared name:
+    /// four bytes and no reference count to bump a pair on a large cassette).
+    method: u32,
     /// The fingerprint's number (an index into [`Index::fp_text`]); `u32` as every position the
     /// index keeps per recorded request, to keep it small on a large cassette.
     pub fp: u32,
@@ -88,6 +90,11 @@ impl PairExtra {
 }
 
 impl Pair {
+    /// The recorded request's method, named by `index` (the index holding this pair).
+    pub fn method<'i>(&self, index: &'i Index) -> &'i str {
+        index.methods.get(self.method as usize).map_or("", |m| m)
+    }
+
     /// The recorded request's `_meta.progressToken` (JSON text), when it asked for progress.
     pub fn progress(&self) -> Option<&str> {
         self.extra.as_ref()?.progress.as_deref()
@@ -144,6 +151,8 @@ pub struct FpInfo {
 pub struct Index {
     pub header: Header,
     pub pairs: Vec<Pair>,
+    /// Every recorded method's name, by the number its pairs keep (see [`Pair::method`]).
+    methods: Vec<Arc<str>>,
     /// Fingerprint numbers by text (see [`Index::fp_number`]).
     pub fps: FpTable,
     /// Each fingerprint's text, by id.
