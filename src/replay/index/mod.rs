@@ -40,8 +40,8 @@ pub use read::FpTable;
 /// A recorded request and its answer.
 #[derive(Debug)]
 pub struct Pair {
-    /// The method's number: its name is [`Index::method_of`]'s (a number, not a shared name:
-    /// four bytes and no reference count to bump a pair on a large cassette).
+    /// The method's number, which [`Pair::method`] names (a number, not a shared name: four
+    /// bytes and no reference count to bump a pair on a large cassette).
     method: u32,
     /// The fingerprint's number (an index into [`Index::fp_text`]); `u32` as every position the
     /// index keeps per recorded request, to keep it small on a large cassette.

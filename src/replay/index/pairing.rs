@@ -76,7 +76,7 @@ impl Replies {
                 }
                 InOrder::Stream(st) => {
                     let st = st as usize;
-                    let Some(id) = streams[st].id.as_ref() else {
+                    let Some(key) = streams[st].key.as_ref() else {
                         // One standalone GET endpoint: the first such stream is served, the others
                         // are ignored.
                         if replies.standalone.is_none() {
@@ -84,13 +84,8 @@ impl Replies {
                         }
                         continue;
                     };
-                    let key = IdKey::of(id);
                     let opens_listen = streams[st].frames.first().is_some_and(|&s| servers[s].ack);
-                    // The waiting requests' own key, which the map borrows for as long as it lives.
-                    let waited = waiting.get_key_value(&key).map(|(&key, _)| key);
-                    match waited
-                        .and_then(|key| take_waiting(&mut waiting, key, requests, opens_listen))
-                    {
+                    match take_waiting(&mut waiting, key, requests, opens_listen) {
                         Some(r) if requests[r].listen => {
                             replies.listen_streams.insert(st);
                         }

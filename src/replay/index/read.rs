@@ -99,8 +99,9 @@ impl ServerItem {
 
 /// A server-to-client `chunks` entry: the server frames it holds, by index.
 pub(super) struct StreamItem {
-    /// The request it answers; `None` for the standalone GET stream.
-    pub(super) id: Option<Id>,
+    /// The key of the request it answers (as pairing files requests); `None` for the
+    /// standalone GET stream.
+    pub(super) key: Option<IdKey>,
     pub(super) frames: Vec<usize>,
 }
 
@@ -534,7 +535,10 @@ impl Recording {
             self.recs.push(Some(rec));
         }
         self.order.push(InOrder::Stream(narrow(s)));
-        self.streams.push(StreamItem { id, frames: at });
+        self.streams.push(StreamItem {
+            key: id.as_ref().map(IdKey::of),
+            frames: at,
+        });
     }
 }
 
