@@ -14,8 +14,6 @@
 //! valid JSON (the id is checked to be a JSON string or number) with the same method and params,
 //! and so the same fingerprint. Anything else falls through to the scanner.
 
-use std::sync::Arc;
-
 use super::LookupMap;
 use super::fingerprint::{PartSpans, scan_params_into};
 use super::wire::quick_request;
@@ -108,18 +106,17 @@ impl Shapes {
     /// As [`Shapes::learn`], for a request whose fingerprint the index takes from the scanner:
     /// the fingerprint the fast path computes for `frame` (the one the parser computes, where the
     /// scanner gives one: see the property tests) and its shape. `None` when the scanner leaves
-    /// the request to the parser. Reads the request once instead of twice.
-    pub fn fingerprint_and_learn(&mut self, frame: &Frame) -> Option<(Arc<str>, Option<u32>)> {
+    /// the request to the parser. Reads the request once instead of twice. The fingerprint is
+    /// the scan's buffer, which stays here for the next request: the caller copies out what it
+    /// keeps.
+    pub fn fingerprint_and_learn(&mut self, frame: &Frame) -> Option<(&str, Option<u32>)> {
         let text = frame.text();
         let scanned = match self.scan_laid_out(frame) {
             Some(decided) => decided?,
             None => self.scan(text)?,
         };
-        // The scan's buffer stays here for the next request; the fingerprint is copied out
-        // at its exact size, as the index keeps it.
-        let fp: Arc<str> = Arc::from(self.scanned.as_str());
         let shape = self.learn_scanned(text, scanned);
-        Some((fp, shape))
+        Some((&self.scanned, shape))
     }
 
     /// [`Shapes::scan`] for a frame whose reader noted where its id and params stand (see
@@ -504,7 +501,8 @@ mod tests {
                 let mut laid_out = Shapes::default();
                 let got = laid_out
                     .fingerprint_and_learn(frame)
-                    .map(|(fp, shape)| (fp.to_string(), shape.and_then(|s| laid_out.get(s)).cloned()));
+                    .map(|(fp, shape)| (fp.to_owned(), shape));
+                let got = got.map(|(fp, shape)| (fp, shape.and_then(|s| laid_out.get(s)).cloned()));
                 proptest::prop_assert_eq!(got, expected, "{}", text);
             }
         }

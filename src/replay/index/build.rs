@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use super::catalogue::CatalogueBuilder;
 use super::pairing::{Replies, Reply};
-use super::read::{ClientAnswer, Recording, RequestItem, ServerItem, StreamItem, WireKey};
+use super::read::{ClientAnswer, FpTexts, Recording, RequestItem, ServerItem, StreamItem, WireKey};
 use super::{
     Answer, Catalogue, FpInfo, FpTable, IdKey, Index, IndexError, Listen, Pair, PairExtra,
     Recorded, TaskPolls,
@@ -642,7 +642,7 @@ fn assemble(
         methods: Vec::new(),
         fp_info,
         fps,
-        fp_text: Vec::new(),
+        fp_text: FpTexts::default(),
         shapes,
         pool: Vec::new(),
         listen_pool: Vec::new(),
@@ -753,7 +753,7 @@ fn catalogue(
     requests: &[RequestItem],
     replies: &Replies,
     methods: &[Arc<str>],
-    fp_text: &[Arc<str>],
+    fp_text: &FpTexts,
 ) -> Catalogue {
     let mut catalogue = CatalogueBuilder::new(methods);
     // Which fingerprints the catalogue holds already (it keeps each once).

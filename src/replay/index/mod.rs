@@ -35,7 +35,7 @@ use crate::jsonrpc::Id;
 
 pub use super::recorded::{Answer, Ask, Recorded};
 pub use catalogue::Catalogue;
-pub use read::FpTable;
+pub use read::{FpTable, FpTexts};
 
 /// A recorded request and its answer.
 #[derive(Debug)]
@@ -156,7 +156,7 @@ pub struct Index {
     /// Fingerprint numbers by text (see [`Index::fp_number`]).
     pub fps: FpTable,
     /// Each fingerprint's text, by id.
-    pub fp_text: Vec<Arc<str>>,
+    pub fp_text: FpTexts,
     pub fp_info: Vec<FpInfo>,
     /// How the recorded requests were written, for matching a repeated request by its bytes.
     pub shapes: Shapes,

@@ -190,6 +190,9 @@ pub(super) struct Reducer<'v> {
     /// How many of `shapes` and of `methods` the fold has been given.
     given: (usize, usize),
     fp_hasher: FpHasher,
+    /// The fingerprints of the requests reduced since the fold was last told, end to end: one
+    /// string a batch, not an allocation a request (see [`RequestParts::fp`]).
+    fps: String,
 }
 
 /// What a [`Reducer`] learnt since it last said: shapes and method names, in the order it
@@ -198,6 +201,8 @@ pub(super) struct Reducer<'v> {
 pub(super) struct Learnt {
     shapes: Vec<Shape>,
     methods: Vec<Box<str>>,
+    /// The fingerprint texts of the requests reduced since (see [`RequestParts::fp`]).
+    fps: String,
 }
 
 /// A request as a [`Reducer`] leaves it (see [`What::Request`]).
@@ -208,7 +213,8 @@ pub(super) struct RequestParts {
     key: IdKey,
     listen: bool,
     method: u32,
-    fp: Arc<str>,
+    /// Where the fingerprint stands in the text of the [`Learnt`] that comes with it.
+    fp: std::ops::Range<usize>,
     /// The fingerprint's hash, by the recording's [`FpTable`].
     fp_hash: u64,
     task_id: Option<String>,
@@ -227,6 +233,7 @@ impl<'v> Reducer<'v> {
             methods: LookupMap::default(),
             names: Vec::new(),
             given: (0, 0),
+            fps: String::new(),
         }
     }
 
@@ -295,12 +302,17 @@ impl<'v> Reducer<'v> {
     /// What this reducer learnt since the last call.
     pub(super) fn learnt(&mut self) -> Learnt {
         let (shapes, methods) = self.given;
+        let fps = std::mem::take(&mut self.fps);
         if self.shapes.count() == shapes && self.methods.len() == methods {
-            return Learnt::default();
+            return Learnt {
+                fps,
+                ..Learnt::default()
+            };
         }
         let learnt = Learnt {
             shapes: self.shapes.since(shapes),
             methods: self.names.get(methods..).unwrap_or_default().to_vec(),
+            fps,
         };
         self.given = (self.shapes.count(), self.methods.len());
         learnt
@@ -325,8 +337,12 @@ impl<'v> Reducer<'v> {
         let scanned = (method == TOOLS_CALL && !volatile.applies_to(method))
             .then(|| self.shapes.fingerprint_and_learn(frame))
             .flatten();
-        let (fp, retry, task_id, shape) = match scanned {
-            Some((fp, shape)) => (fp, false, None, shape),
+        let start = self.fps.len();
+        let (retry, task_id, shape) = match scanned {
+            Some((fp, shape)) => {
+                self.fps.push_str(fp);
+                (false, None, shape)
+            }
             None => {
                 let (fp, retry, task_id) = read_request(volatile, method, frame);
                 let shape = if listen || volatile.applies_to(method) {
@@ -334,9 +350,11 @@ impl<'v> Reducer<'v> {
                 } else {
                     self.shapes.learn(frame.text(), &fp)
                 };
-                (Arc::from(fp), retry, task_id, shape)
+                self.fps.push_str(&fp);
+                (retry, task_id, shape)
             }
         };
+        let fp = start..self.fps.len();
         What::Request(RequestParts {
             t,
             entry: narrow(n),
@@ -344,7 +362,9 @@ impl<'v> Reducer<'v> {
             key: frame.id().map_or_else(|| IdKey::from_text(""), IdKey::of),
             listen,
             method: number,
-            fp_hash: self.fp_hasher.hash(&fp),
+            fp_hash: self
+                .fp_hasher
+                .hash(self.fps.get(fp.clone()).unwrap_or_default()),
             fp,
             task_id,
             retry,
@@ -363,6 +383,8 @@ pub(super) struct Folding {
     /// Per reducer, its shape and method numbers as the recording has them.
     shapes: Vec<Vec<ShapeRef>>,
     methods: Vec<Vec<u32>>,
+    /// The fingerprint texts of the entries being folded (what their reducer learnt with them).
+    fps: String,
 }
 
 impl Folding {
@@ -394,6 +416,7 @@ impl Folding {
             };
             self.methods[worker].push(number);
         }
+        self.fps = learnt.fps;
     }
 }
 
@@ -463,7 +486,9 @@ impl Recording {
                         .unwrap_or(ShapeRef::NONE);
                     self.observed.initialize |= name == "initialize";
                     let is_tasks_get = name == TASKS_GET;
-                    let fp = self.fps.intern(parts.fp, parts.fp_hash);
+                    let fp = self
+                        .fps
+                        .intern(folding.fps.get(parts.fp).unwrap_or_default(), parts.fp_hash);
                     if is_tasks_get {
                         if let Some(id) = parts.task_id {
                             self.task_ids.entry(fp).or_insert(id);
@@ -520,6 +545,7 @@ impl Recording {
         self.recs.shrink_to_fit();
         self.requests.shrink_to_fit();
         self.order.shrink_to_fit();
+        self.fps.texts.shrink_to_fit();
         self.shapes.finish();
         self
     }
@@ -553,27 +579,78 @@ pub(super) fn narrow(n: usize) -> u32 {
 #[derive(Default)]
 pub(super) struct Interner {
     pub(super) fps: FpTable,
-    pub(super) texts: Vec<Arc<str>>,
+    pub(super) texts: FpTexts,
 }
 
 impl Interner {
     /// The number of `fp`, whose hash (by the table's [`FpHasher`]) is `hash`, added when new.
-    fn intern(&mut self, fp: Arc<str>, hash: u64) -> usize {
+    fn intern(&mut self, fp: &str, hash: u64) -> usize {
         let texts = &mut self.texts;
         let entry = self.fps.table.entry(
             hash,
-            |&(h, n)| h == hash && *texts[n as usize] == *fp,
+            |&(h, n)| h == hash && texts.get(n as usize) == Some(fp),
             |&(h, _)| h,
         );
         match entry {
             hashbrown::hash_table::Entry::Occupied(known) => known.get().1 as usize,
             hashbrown::hash_table::Entry::Vacant(new) => {
-                let n = texts.len();
+                let n = texts.push(fp);
                 new.insert((hash, narrow(n)));
-                texts.push(fp);
                 n
             }
         }
+    }
+}
+
+/// Fingerprint texts end to end in one string, numbered in order of first sight: one allocation
+/// for all of them, not one each (docs/benchmarks.md: on a 200,000-call cassette, 200,000 fewer
+/// allocations on the reading threads and several MB less memory to fault in).
+#[derive(Debug, Default)]
+pub struct FpTexts {
+    text: String,
+    /// Where each text ends in `text`, by number.
+    ends: Vec<usize>,
+}
+
+impl FpTexts {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Fingerprint number `n`.
+    pub fn get(&self, n: usize) -> Option<&str> {
+        let end = *self.ends.get(n)?;
+        let start = match n {
+            0 => 0,
+            _ => self.ends[n - 1],
+        };
+        self.text.get(start..end)
+    }
+
+    /// Adds `fp`, returning its number.
+    fn push(&mut self, fp: &str) -> usize {
+        self.text.push_str(fp);
+        self.ends.push(self.text.len());
+        self.ends.len() - 1
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+}
+
+impl std::ops::Index<usize> for FpTexts {
+    type Output = str;
+
+    /// Fingerprint number `n`, which must exist (as with a list's index).
+    fn index(&self, n: usize) -> &str {
+        self.get(n)
+            .unwrap_or_else(|| panic!("no fingerprint number {n}"))
     }
 }
 
@@ -606,10 +683,12 @@ impl FpTable {
     }
 
     /// The number of fingerprint `fp`, whose texts are `texts`.
-    pub fn get(&self, fp: &str, texts: &[Arc<str>]) -> Option<usize> {
+    pub fn get(&self, fp: &str, texts: &FpTexts) -> Option<usize> {
         let hash = self.hasher.hash(fp);
         self.table
-            .find(hash, |&(h, n)| h == hash && *texts[n as usize] == *fp)
+            .find(hash, |&(h, n)| {
+                h == hash && texts.get(n as usize) == Some(fp)
+            })
             .map(|&(_, n)| n as usize)
     }
 
@@ -705,9 +784,37 @@ mod tests {
         let mut shapes = Shapes::default();
         let fast = shapes
             .fingerprint_and_learn(&frame)
-            .map(|(fp, _)| fp.to_string());
+            .map(|(fp, _)| fp.to_owned());
         let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
         (fast, slow, retry)
+    }
+
+    #[test]
+    fn fingerprint_texts_are_kept_end_to_end_and_interned_once() {
+        let mut interner = Interner::default();
+        let hasher = interner.fps.hasher();
+        let texts = [
+            "tools/call\u{0}a\u{0}{}",
+            "",
+            "ping",
+            "tools/call\u{0}a\u{0}{}",
+            "",
+        ];
+        let numbers: Vec<usize> = texts
+            .iter()
+            .map(|t| interner.intern(t, hasher.hash(t)))
+            .collect();
+        assert_eq!(numbers, [0, 1, 2, 0, 1]);
+        let kept = &interner.texts;
+        assert_eq!(kept.len(), 3);
+        assert_eq!(
+            (0..4).map(|n| kept.get(n)).collect::<Vec<_>>(),
+            [Some(texts[0]), Some(""), Some("ping"), None]
+        );
+        assert_eq!(&kept[2], "ping");
+        assert_eq!(interner.fps.get("ping", kept), Some(2));
+        assert_eq!(interner.fps.get("", kept), Some(1));
+        assert_eq!(interner.fps.get("pong", kept), None);
     }
 
     #[test]

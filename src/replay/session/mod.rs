@@ -444,7 +444,7 @@ impl Session {
     /// reads memory in order, where a hash lookup lands anywhere (at a cache miss's price).
     fn expected(&self, fp: &str) -> Option<usize> {
         let f = self.index.pairs.get(self.next_pair)?.fp as usize;
-        (*self.index.fp_text[f] == *fp).then_some(f)
+        (self.index.fp_text[f] == *fp).then_some(f)
     }
 
     /// The client's id and the fingerprint id when `line` is the recording after the last one
