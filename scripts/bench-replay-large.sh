@@ -11,7 +11,9 @@
 #   - time to the first answer: a Python driver spawns `replay`, writes `initialize` and times
 #     the first line of stdout, over RUNS rounds; with BASELINE set to another binary, both are
 #     run in each round in shuffled order (this VM's speed drifts within minutes, so only
-#     interleaved runs compare two builds);
+#     interleaved runs compare two builds); with HUGEPAGES=1, the build is also run with glibc's
+#     transparent huge pages for the heap (GLIBC_TUNABLES=glibc.malloc.hugetlb=1), in the same
+#     rounds;
 #   - peak RSS (/usr/bin/time) given the first request only, and given every recorded request.
 # Usage: scripts/bench-replay-large.sh [count] [runs]   (defaults 200000 and 15).
 set -euo pipefail
@@ -36,30 +38,37 @@ echo "== cassette: $CALLS, $SIZE bytes"
 
 echo "== time to the first answer ($RUNS rounds)"
 python3 - "$CALLS" "$RUNS" "$BIN" ${BASELINE:+"$BASELINE"} <<'EOF_DRIVER'
-import random, subprocess, sys, time
+import os, random, subprocess, sys, time
 cassette, runs, binaries = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
         b'"capabilities":{},"clientInfo":{"name":"bench-client","version":"1.0.0"}}}\n')
-times = {b: [] for b in binaries}
+# Each variant: a label, the binary and what it adds to the environment. HUGEPAGES=1 adds the
+# first binary again with glibc's transparent huge pages for the heap (docs/replay.md).
+variants = [(b, b, {}) for b in binaries]
+if os.environ.get("HUGEPAGES") == "1":
+    variants.append((binaries[0] + " (glibc.malloc.hugetlb=1)", binaries[0],
+                     {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}))
+times = {label: [] for label, _, _ in variants}
 for _ in range(runs):
-    order = binaries[:]
+    order = variants[:]
     random.shuffle(order)
-    for binary in order:
+    for label, binary, extra in order:
         start = time.perf_counter()
         p = subprocess.Popen([binary, "replay", cassette], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env={**os.environ, **extra})
         p.stdin.write(init)
         p.stdin.flush()
         line = p.stdout.readline()
         took = time.perf_counter() - start
         if not line.startswith(b'{"jsonrpc"'):
-            sys.exit(f"{binary}: no answer to initialize: {line[:200]!r}")
+            sys.exit(f"{label}: no answer to initialize: {line[:200]!r}")
         p.stdin.close()
         p.wait()
-        times[binary].append(took)
-for binary in binaries:
-    t = sorted(times[binary])
-    print(f"{binary}: first answer min {t[0]*1e3:.0f} ms, median {t[len(t)//2]*1e3:.0f} ms, "
+        times[label].append(took)
+for label, _, _ in variants:
+    t = sorted(times[label])
+    print(f"{label}: first answer min {t[0]*1e3:.0f} ms, median {t[len(t)//2]*1e3:.0f} ms, "
           f"max {t[-1]*1e3:.0f} ms")
 EOF_DRIVER
 
@@ -80,3 +89,11 @@ EOF_REQUESTS
 /usr/bin/time -f "every recorded request: %e s, %M KiB" "$BIN" replay "$CALLS" \
   < "$WORK/all.jsonl" > /dev/null 2> "$WORK/err" || true
 tail -n 1 "$WORK/err"
+if [ "${HUGEPAGES:-}" = 1 ]; then
+  for input in first all; do
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1 /usr/bin/time \
+      -f "$input, glibc.malloc.hugetlb=1: %e s, %M KiB" "$BIN" replay "$CALLS" \
+      < "$WORK/$input.jsonl" > /dev/null 2> "$WORK/err" || true
+    tail -n 1 "$WORK/err"
+  done
+fi
