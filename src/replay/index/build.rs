@@ -99,30 +99,34 @@ impl Index {
                 .map(|c| c.message.to_owned()),
         );
         let order = std::mem::take(&mut recording.order);
+        let mut recs = std::mem::take(&mut recording.recs);
         let rec = &recording;
         // What phases 3 to 5 read that pairing does not decide: the timeline as the file orders
         // it (see `Placed`) and, of each server frame, the third that phases 4 and 5 read (see
-        // `Heard`). On a large cassette it is built on a second thread while this one pairs.
+        // `Heard`). On a large cassette it is built on a second thread while this one pairs,
+        // then finds the requests written after their answers (see `wire_order`) and numbers
+        // the server's own requests, which need nothing from the second thread.
         let beside = || {
-            let heard = rec.servers.iter().map(Heard::of).collect();
-            let fp_info = (0..rec.fps.texts.len())
+            let heard: Vec<Heard> = rec.servers.iter().map(Heard::of).collect();
+            let fp_info: Vec<FpInfo> = (0..rec.fps.texts.len())
                 .map(|_| FpInfo::default())
                 .collect();
             (Placed::of(rec), heard, fp_info)
         };
-        let (replies, (placed, heard, fp_info)): (Replies, (Placed, Vec<Heard>, Vec<FpInfo>)) =
-            side_by_side(
-                parallel,
-                "replay-placing",
-                || Replies::pair(order, rec),
-                beside,
-            );
-        let (timeline, acks) = wire_order(&recording, &replies, placed);
-        let mut recs = std::mem::take(&mut recording.recs);
-        let asks = number_asks(&recording.servers, &mut recs, &recording.client_answers);
-        // The rest of each server frame goes before the pairs are allocated (a large
-        // cassette's peak memory is set there).
-        drop(std::mem::take(&mut recording.servers));
+        let here = || {
+            let replies = Replies::pair(order, rec);
+            let early = answered_early(rec, &replies);
+            let asks = number_asks(&rec.servers, &mut recs, &rec.client_answers);
+            (replies, early, asks)
+        };
+        let ((replies, early, asks), (placed, heard, fp_info)) =
+            side_by_side(parallel, "replay-placing", here, beside);
+        let (timeline, acks) = wire_order(&recording, &replies, placed, &early);
+        // The rest of each server frame (tens of MB on a large cassette) is handed back first
+        // thing on the schedule's thread, which has less to do, while this one allocates the
+        // pairs: a large cassette's peak memory is set there, and handing the list back took 2 ms
+        // on this thread before them (docs/benchmarks.md).
+        let servers = std::sync::Mutex::new(Some(std::mem::take(&mut recording.servers)));
         let streams = std::mem::take(&mut recording.streams);
         let requests = std::mem::take(&mut recording.requests);
         let fp_text = std::mem::take(&mut recording.fps.texts);
@@ -147,6 +151,8 @@ impl Index {
         // only the requests and whether each was answered, is built after the walk, beside the
         // pairs too.
         let walk = || {
+            // A mutex only to hand the list over: the walk is called once, here or there.
+            drop(servers.lock().map(|mut s| s.take()));
             let plan = Schedule::plan(events(read, &timeline));
             (plan, catalogue(&requests, &replies, &methods, &fp_text))
         };
@@ -294,8 +300,7 @@ struct Placed {
 
 impl Placed {
     fn of(rec: &Recording) -> Placed {
-        let request_key: Vec<WireKey> =
-            rec.requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+        let request_key: Vec<WireKey> = rec.requests.iter().map(RequestItem::wire_key).collect();
         let timeline = timeline(&rec.servers, &request_key);
         Placed {
             request_key,
@@ -304,11 +309,33 @@ impl Placed {
     }
 }
 
+/// The requests written after their own answer, each with the wire key that puts it just ahead
+/// of the answer (see [`move_ahead`]): part of phase 3 that needs only pairing, so on a large
+/// cassette it runs while the second thread lays the timeline out.
+fn answered_early(rec: &Recording, replies: &Replies) -> Vec<(usize, WireKey)> {
+    let mut early = Vec::new();
+    for (r, request) in rec.requests.iter().enumerate() {
+        if let Some(a) = replies.last_frame(r, &rec.streams) {
+            let mut key = request.wire_key();
+            if move_ahead(&mut key, rec.servers[a].wire_key()) {
+                early.push((r, key));
+            }
+        }
+    }
+    early
+}
+
 /// Phase 3: every frame in wire order (timestamps, then file order), as one tagged index each,
 /// and the acknowledgments paired with their listens. A request is moved just ahead of its
-/// answer (or acknowledgment) when the file put it after; the timeline `placed` holds is built
-/// again only then (it is the keys' order, so the same as building it after the moves).
-fn wire_order(rec: &Recording, replies: &Replies, placed: Placed) -> (Vec<Timed>, Acks) {
+/// answer (or acknowledgment) when the file put it after (`early`, see [`answered_early`]); the
+/// timeline `placed` holds is built again only then (it is the keys' order, so the same as
+/// building it after the moves).
+fn wire_order(
+    rec: &Recording,
+    replies: &Replies,
+    placed: Placed,
+    early: &[(usize, WireKey)],
+) -> (Vec<Timed>, Acks) {
     let (requests, servers) = (&rec.requests, &rec.servers);
     let Placed {
         mut request_key,
@@ -317,13 +344,10 @@ fn wire_order(rec: &Recording, replies: &Replies, placed: Placed) -> (Vec<Timed>
     // A recorder that writes a request's line after the answer it caused (a capture thread
     // per direction) can leave the two in the same millisecond in the wrong file order; no
     // answer precedes its request on the wire, so the request is put back in front of it.
-    let mut moved = false;
-    for (r, key) in request_key.iter_mut().enumerate() {
-        if let Some(a) = replies.last_frame(r, &rec.streams) {
-            moved |= move_ahead(key, servers[a].wire_key());
-        }
+    for &(r, key) in early {
+        request_key[r] = key;
     }
-    if moved {
+    if !early.is_empty() {
         timeline = self::timeline(servers, &request_key);
     }
 
@@ -873,7 +897,8 @@ mod tests {
             .iter()
             .map(|t| t.0)
             .collect();
-        let (mended, _) = wire_order(&rec, &replies, placed);
+        let early = answered_early(&rec, &replies);
+        let (mended, _) = wire_order(&rec, &replies, placed, &early);
         let mended: Vec<usize> = mended.iter().map(|t| t.0).collect();
         assert_ne!(
             unmoved, plain,

@@ -46,6 +46,13 @@ pub(super) struct RequestItem {
     pub(super) progress: Option<Box<str>>,
 }
 
+impl RequestItem {
+    /// Where the request sits in wire order as the file gives it (see `build::wire_order`).
+    pub(super) fn wire_key(&self) -> WireKey {
+        (self.t, self.entry, -1, 0)
+    }
+}
+
 /// A recorded server frame (on its own or inside a stream), with what pairing and ordering read.
 pub(super) struct ServerItem {
     pub(super) t: u64,
