@@ -369,7 +369,7 @@ fn wire_order(
         }) {
             continue;
         }
-        let by_tag = item.tag.as_ref().and_then(|key| {
+        let by_tag = rec.tag(i).and_then(|key| {
             listen_reqs
                 .iter()
                 .copied()
@@ -609,7 +609,7 @@ impl Heard {
             stream: item.stream,
             status: item.status,
             kind: item.kind,
-            tagged: item.tag.is_some(),
+            tagged: item.tagged,
         }
     }
 
@@ -747,7 +747,11 @@ fn assemble(
             shape,
             answer,
             anchor: super::read::narrow(r),
-            extra: PairExtra::of(progress.clone(), status, chunk_t),
+            extra: PairExtra::of(
+                progress.as_deref().map(|p| p.as_str().into()),
+                status,
+                chunk_t,
+            ),
             line,
         });
         pair_fps.push(fp as u32);

@@ -65,7 +65,7 @@ impl Replies {
                     };
                     // A listen's graceful closure tags its result with the listen id; anything
                     // else is an ordinary answer.
-                    let closes_listen = item.tag.as_ref() == Some(key);
+                    let closes_listen = rec.tag(s) == Some(key);
                     match take_waiting(&mut waiting, key, requests, closes_listen) {
                         Some(r) if requests[r].listen => {
                             replies.closures.insert(s);

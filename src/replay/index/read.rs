@@ -42,8 +42,14 @@ pub(super) struct RequestItem {
     pub(super) fp: u32,
     pub(super) retry: bool,
     pub(super) shape: ShapeRef,
-    /// The request's `_meta.progressToken` as JSON text, when it asked for progress.
-    pub(super) progress: Option<Box<str>>,
+    /// The request's `_meta.progressToken` as JSON text, when it asked for progress. Boxed
+    /// twice: eight bytes on every request rather than sixteen, for a token few carry (a
+    /// request is 56 bytes, and a large cassette holds one a line).
+    #[expect(
+        clippy::box_collection,
+        reason = "a thin pointer: a `String`'s three words would grow every request"
+    )]
+    pub(super) progress: Option<Box<String>>,
 }
 
 impl RequestItem {
@@ -60,40 +66,17 @@ pub(super) struct ServerItem {
     pub(super) within: i32,
     pub(super) kind: FrameKind,
     pub(super) ack: bool,
-    /// The id of a response; the tag of a tagged frame. One of these is kept per recorded
-    /// server frame, so every byte of it counts on a large cassette.
+    /// The id of a response. One of these is kept per recorded server frame, so every byte of
+    /// it counts on a large cassette: the tag of a tagged frame, which few are, is kept aside
+    /// (see [`Recording::tag`]).
     pub(super) id: Option<IdKey>,
-    pub(super) tag: Option<IdKey>,
+    pub(super) tagged: bool,
     pub(super) stream: Option<u32>,
     /// The entry's recorded `http.status`, when the HTTP status was not the default one.
     pub(super) status: Option<u16>,
 }
 
 impl ServerItem {
-    /// The item and its recording (which the recording keeps beside it: see
-    /// [`Recording::recs`]).
-    fn new(
-        t: u64,
-        entry: u32,
-        within: i32,
-        frame: &Frame,
-        stream: Option<u32>,
-    ) -> (ServerItem, Recorded) {
-        let rec = Recorded::from_frame(frame);
-        let item = ServerItem {
-            t,
-            entry,
-            within,
-            kind: rec.kind(),
-            ack: rec.is_ack(),
-            id: frame.id().filter(|id| **id != Id::Null).map(IdKey::of),
-            tag: rec.spans().tag().map(|(_, id)| IdKey::of(id)),
-            stream,
-            status: None,
-        };
-        (item, rec)
-    }
-
     pub(super) fn is_response(&self) -> bool {
         self.kind.is_response()
     }
@@ -101,6 +84,35 @@ impl ServerItem {
     /// Where the frame sits in wire order.
     pub(super) fn wire_key(&self) -> WireKey {
         (self.t, self.entry, self.within, 0)
+    }
+}
+
+/// A server frame as a reducer leaves it: its item, its tag (kept aside by the fold) and its
+/// recording.
+pub(super) struct ServerFrame {
+    item: ServerItem,
+    tag: Option<IdKey>,
+    rec: Recorded,
+}
+
+impl ServerFrame {
+    /// Frame `frame` read: its item, its tag and its recording (which the recording keeps
+    /// beside the item: see [`Recording::recs`]).
+    fn read(t: u64, entry: u32, within: i32, frame: &Frame, stream: Option<u32>) -> ServerFrame {
+        let rec = Recorded::from_frame(frame);
+        let tag = rec.spans().tag().map(|(_, id)| IdKey::of(id));
+        let item = ServerItem {
+            t,
+            entry,
+            within,
+            kind: rec.kind(),
+            ack: rec.is_ack(),
+            id: frame.id().filter(|id| **id != Id::Null).map(IdKey::of),
+            tagged: tag.is_some(),
+            stream,
+            status: None,
+        };
+        ServerFrame { item, tag, rec }
     }
 }
 
@@ -130,6 +142,8 @@ pub(super) struct Recording {
     /// frames can be taken while the items are read.
     pub(super) recs: Vec<Option<Recorded>>,
     pub(super) streams: Vec<StreamItem>,
+    /// The tags of the tagged server frames, by index in `servers` (see [`Recording::tag`]).
+    tags: LookupMap<u32, IdKey>,
     /// Requests, server frames and streams in file order (what pairing walks).
     pub(super) order: Vec<InOrder>,
     /// Every method name, once, numbered in order of first sight: phase 5 files pairs by number
@@ -171,14 +185,14 @@ enum What {
     /// it), its shape (the same) and its fingerprint (not yet interned).
     Request(RequestParts),
     ClientAnswer(ClientAnswer),
-    Server((ServerItem, Recorded)),
+    Server(ServerFrame),
     /// A `chunks` entry: its direction, how it was opened, the request it answers, and its
     /// frames (server-to-client only).
     Stream {
         dir: Option<Dir>,
         via_get: bool,
         id: Option<Id>,
-        frames: Vec<(ServerItem, Recorded)>,
+        frames: Vec<ServerFrame>,
     },
     Unknown(String),
     Nothing,
@@ -269,9 +283,9 @@ impl<'v> Reducer<'v> {
                 }
             }
             (Some(Dir::S2c), EntryKind::Frame(frame)) => {
-                let (mut item, rec) = ServerItem::new(t, narrow(n), -1, &frame, None);
-                item.status = status;
-                What::Server((item, rec))
+                let mut heard = ServerFrame::read(t, narrow(n), -1, &frame, None);
+                heard.item.status = status;
+                What::Server(heard)
             }
             (
                 dir,
@@ -287,7 +301,7 @@ impl<'v> Reducer<'v> {
                         .enumerate()
                         .map(|(j, chunk)| {
                             let within = i32::try_from(j).unwrap_or(i32::MAX);
-                            ServerItem::new(chunk.t, narrow(n), within, &chunk.frame, None)
+                            ServerFrame::read(chunk.t, narrow(n), within, &chunk.frame, None)
                         })
                         .collect()
                 } else {
@@ -513,14 +527,13 @@ impl Recording {
                         fp: fp as u32,
                         retry: parts.retry,
                         shape,
-                        progress: parts.progress,
+                        progress: parts.progress.map(|p| Box::new(p.into_string())),
                     });
                 }
                 What::ClientAnswer(answer) => self.client_answers.push(answer),
-                What::Server((item, rec)) => {
+                What::Server(heard) => {
                     self.order.push(InOrder::Server(narrow(self.servers.len())));
-                    self.servers.push(item);
-                    self.recs.push(Some(rec));
+                    self.push_server(heard);
                 }
                 What::Stream {
                     dir,
@@ -557,15 +570,28 @@ impl Recording {
         self
     }
 
+    /// A server frame, its tag kept aside.
+    fn push_server(&mut self, ServerFrame { item, tag, rec }: ServerFrame) {
+        if let Some(tag) = tag {
+            self.tags.insert(narrow(self.servers.len()), tag);
+        }
+        self.servers.push(item);
+        self.recs.push(Some(rec));
+    }
+
+    /// The tag of server frame `s` (see [`ServerItem::tagged`]).
+    pub(super) fn tag(&self, s: usize) -> Option<&IdKey> {
+        self.tags.get(&narrow(s))
+    }
+
     /// A server-to-client stream with its frames; `id` is `None` for the standalone GET stream.
-    fn stream(&mut self, id: Option<Id>, frames: Vec<(ServerItem, Recorded)>) {
+    fn stream(&mut self, id: Option<Id>, frames: Vec<ServerFrame>) {
         let s = self.streams.len();
         let mut at = Vec::with_capacity(frames.len());
-        for (mut item, rec) in frames {
+        for mut heard in frames {
             at.push(self.servers.len());
-            item.stream = Some(narrow(s));
-            self.servers.push(item);
-            self.recs.push(Some(rec));
+            heard.item.stream = Some(narrow(s));
+            self.push_server(heard);
         }
         self.order.push(InOrder::Stream(narrow(s)));
         self.streams.push(StreamItem {
@@ -794,6 +820,15 @@ mod tests {
             .map(|(fp, _)| fp.to_owned());
         let (slow, retry, _) = read_request(&VolatileSet::default(), TOOLS_CALL, &frame);
         (fast, slow, retry)
+    }
+
+    /// Phase 1 keeps one of each per recorded frame: on a large cassette every byte of them is
+    /// written, and faulted in, once a line.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn phase_one_items_stay_small() {
+        assert_eq!(std::mem::size_of::<RequestItem>(), 56);
+        assert_eq!(std::mem::size_of::<ServerItem>(), 48);
     }
 
     #[test]
