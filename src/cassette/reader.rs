@@ -327,6 +327,32 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_entry_says_whether_its_frame_is_missing_or_wrong() {
+        let header = r#"{"type":"header","cassetteVersion":2}"#;
+        for (entry, problem) in [
+            (r#"{"type":"frame","t":1,"dir":"c2s"}"#, "is missing"),
+            (
+                r#"{"type":"frame","t":1,"dir":"c2s","frame":5}"#,
+                "must be a JSON-RPC 2.0 object",
+            ),
+            (
+                r#"{"type":"frame","t":1,"dir":"c2s","frame":{"id":1}}"#,
+                "must be a JSON-RPC 2.0 object",
+            ),
+        ] {
+            match read(&format!("{header}\n{entry}\n")) {
+                Err(CassetteError::BadField {
+                    line,
+                    field,
+                    problem: said,
+                    ..
+                }) => assert_eq!((line, field.as_str(), said.as_str()), (2, "frame", problem)),
+                other => panic!("{entry}: {:?}", other.map(|_| ())),
+            }
+        }
+    }
+
+    #[test]
     fn empty_and_headerless() {
         assert_eq!(
             read("").unwrap_err().to_string(),
