@@ -15,10 +15,8 @@
 //! recorded three times releases the frames of its first occurrence when its first recording is
 //! consumed, and not before.
 
-use std::collections::HashSet;
-
-use super::LookupMap;
 use super::recorded::Recorded;
+use super::{LookupMap, LookupSet};
 
 /// A recorded server frame's role in the walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +100,8 @@ impl Schedule {
     pub fn plan(events: impl IntoIterator<Item = Event>) -> Plan {
         let mut placed = Placed::default();
         let mut anchor: Option<usize> = None;
-        let mut outstanding: HashSet<usize> = HashSet::new();
+        // Looked up twice per answered request: the fast hasher, as for every per-request map.
+        let mut outstanding: LookupSet<usize> = LookupSet::default();
         let mut pending: Vec<usize> = Vec::new();
         for event in events {
             match event {
