@@ -867,6 +867,56 @@ mod tests {
         }
     }
 
+    /// A server frame's subscription tag decides two pairings the order alone cannot: which
+    /// listen an acknowledgment answers, and whether a response under a listen's id closes the
+    /// listen or answers a call that reused the id.
+    #[test]
+    fn tags_pair_acknowledgments_and_closures() {
+        let header = r#"{"type":"header","cassetteVersion":2,"recorder":"t","startedAt":"2026-01-01T00:00:00Z","transport":"stdio"}"#;
+        let tag = |id: u32| format!(r#"{{"io.modelcontextprotocol/subscriptionId":{id}}}"#);
+        let lines = [
+            r#"{"type":"frame","t":1,"dir":"c2s","frame":{"jsonrpc":"2.0","id":10,"method":"subscriptions/listen","params":{}}}"#.to_owned(),
+            r#"{"type":"frame","t":2,"dir":"c2s","frame":{"jsonrpc":"2.0","id":11,"method":"subscriptions/listen","params":{"x":1}}}"#.to_owned(),
+            // Acknowledged the other way round: by their tags, not by age.
+            format!(r#"{{"type":"frame","t":3,"dir":"s2c","frame":{{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{{"_meta":{}}}}}}}"#, tag(11)),
+            format!(r#"{{"type":"frame","t":4,"dir":"s2c","frame":{{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{{"_meta":{}}}}}}}"#, tag(10)),
+            r#"{"type":"frame","t":5,"dir":"c2s","frame":{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"a","arguments":{}}}}"#.to_owned(),
+            // Under id 10 both the listen and the call wait: the tagged response closes the
+            // listen, the plain one answers the call.
+            format!(r#"{{"type":"frame","t":6,"dir":"s2c","frame":{{"jsonrpc":"2.0","id":10,"result":{{"_meta":{}}}}}}}"#, tag(10)),
+            r#"{"type":"frame","t":7,"dir":"s2c","frame":{"jsonrpc":"2.0","id":10,"result":{"ok":true}}}"#.to_owned(),
+        ];
+        let text = format!("{header}\n{}\n", lines.join("\n"));
+        let path = Path::new("t.jsonl");
+        let reader = Reader::new(text.as_bytes(), path).unwrap();
+        let header = reader.header().clone();
+        let index = Index::build(header, reader, &[], path).unwrap();
+        let acked: Vec<_> = index
+            .listens
+            .iter()
+            .map(|l| {
+                (
+                    l.key.clone(),
+                    l.ack.as_ref().map(|a| a.text().contains(&tag(10))),
+                )
+            })
+            .collect();
+        assert_eq!(
+            acked,
+            [
+                ("10".to_owned(), Some(true)),
+                ("11".to_owned(), Some(false))
+            ]
+        );
+        let call = index
+            .pairs
+            .iter()
+            .find(|p| p.method(&index) == "tools/call")
+            .expect("the call is answered");
+        let answer = call.answer.response().expect("a response");
+        assert!(answer.text().contains(r#""ok":true"#), "{}", answer.text());
+    }
+
     /// The timeline placed beside pairing, then mended for the requests pairing shows must move,
     /// is the one placed after the moves: the plain way below, on a recording where two
     /// requests were written after their answers (as two capture threads can write them).

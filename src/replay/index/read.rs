@@ -283,9 +283,9 @@ impl<'v> Reducer<'v> {
                 }
             }
             (Some(Dir::S2c), EntryKind::Frame(frame)) => {
-                let mut heard = ServerFrame::read(t, narrow(n), -1, &frame, None);
-                heard.item.status = status;
-                What::Server(heard)
+                let mut server = ServerFrame::read(t, narrow(n), -1, &frame, None);
+                server.item.status = status;
+                What::Server(server)
             }
             (
                 dir,
@@ -531,9 +531,9 @@ impl Recording {
                     });
                 }
                 What::ClientAnswer(answer) => self.client_answers.push(answer),
-                What::Server(heard) => {
+                What::Server(server) => {
                     self.order.push(InOrder::Server(narrow(self.servers.len())));
-                    self.push_server(heard);
+                    self.push_server(server);
                 }
                 What::Stream {
                     dir,
@@ -579,19 +579,23 @@ impl Recording {
         self.recs.push(Some(rec));
     }
 
-    /// The tag of server frame `s` (see [`ServerItem::tagged`]).
+    /// The tag of server frame `s` (see [`ServerItem::tagged`]). Pairing asks for every
+    /// response's: the item's flag answers for the untagged ones without hashing.
     pub(super) fn tag(&self, s: usize) -> Option<&IdKey> {
-        self.tags.get(&narrow(s))
+        match self.servers.get(s) {
+            Some(item) if item.tagged => self.tags.get(&narrow(s)),
+            _ => None,
+        }
     }
 
     /// A server-to-client stream with its frames; `id` is `None` for the standalone GET stream.
     fn stream(&mut self, id: Option<Id>, frames: Vec<ServerFrame>) {
         let s = self.streams.len();
         let mut at = Vec::with_capacity(frames.len());
-        for mut heard in frames {
+        for mut server in frames {
             at.push(self.servers.len());
-            heard.item.stream = Some(narrow(s));
-            self.push_server(heard);
+            server.item.stream = Some(narrow(s));
+            self.push_server(server);
         }
         self.order.push(InOrder::Stream(narrow(s)));
         self.streams.push(StreamItem {
