@@ -129,19 +129,19 @@ impl<'a> Scanner<'a> {
 
     /// Validates one value of any shape.
     pub fn skip(&mut self) -> Option<()> {
-        self.value(None, 0)
+        self.value(&mut Validate, 0)
     }
 
     /// Validates one value and appends its canonical text to `out`; `None` when the text is not
     /// already canonical (what was appended is then meaningless).
     pub fn copy(&mut self, out: &mut String) -> Option<()> {
-        self.value(Some(out), 0)
+        self.value(out, 0)
     }
 
     /// The members of an object whose keys are not in `dropped`, copied as [`Scanner::copy`]
     /// would copy the object made of them alone; the dropped members are only validated.
     pub fn copy_object_without(&mut self, out: &mut String, dropped: &[&str]) -> Option<()> {
-        self.object(Some(out), 0, dropped)
+        self.object(out, 0, dropped)
     }
 
     /// Validates one object whose keys have no escapes, and the end of the text after it,
@@ -209,7 +209,7 @@ impl<'a> Scanner<'a> {
             match nested.take_if(|(name, _)| *name == key) {
                 // The first member so named only: `nested` is spent either way.
                 Some((_, captured)) if first == b'{' => self.object_captured(captured)?,
-                _ => self.value(None, 1)?,
+                _ => self.value(&mut Validate, 1)?,
             }
             each(key, self.src.get(start..self.pos)?)?;
             if self.eat(b'}') {
@@ -235,14 +235,14 @@ impl<'a> Scanner<'a> {
                     return None;
                 }
                 let key_start = self.pos;
-                self.string(None)?;
+                self.string(&mut Validate)?;
                 let key_end = self.pos;
                 if !self.eat(b':') {
                     return None;
                 }
                 self.peek()?;
                 let value_start = self.pos;
-                self.value(None, 2)?;
+                self.value(&mut Validate, 2)?;
                 let span =
                     |a: usize, b: usize| Some((u32::try_from(a).ok()?, u32::try_from(b).ok()?));
                 match (
@@ -276,7 +276,7 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
-    fn value(&mut self, out: Option<&mut String>, depth: usize) -> Option<()> {
+    fn value<S: Sink>(&mut self, out: &mut S, depth: usize) -> Option<()> {
         if depth > SCAN_DEPTH {
             return None;
         }
@@ -292,21 +292,19 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn literal(&mut self, word: &str, out: Option<&mut String>) -> Option<()> {
+    fn literal<S: Sink>(&mut self, word: &str, out: &mut S) -> Option<()> {
         self.pos = token::literal_end(self.text, self.pos, word)?;
-        if let Some(out) = out {
-            out.push_str(word);
-        }
+        out.push_str(word);
         Some(())
     }
 
     // Inlined: most strings in a frame are short keys, and a call's register saves cost as
     // much as reading one (measured: 6 % of replay's start-up instructions, docs/benchmarks.md).
     #[inline(always)]
-    fn string(&mut self, out: Option<&mut String>) -> Option<()> {
+    fn string<S: Sink>(&mut self, out: &mut S) -> Option<()> {
         let start = self.pos;
         // A canonical copy keeps only the escapes the writer itself produces.
-        let escapes = if out.is_some() {
+        let escapes = if S::COPIES {
             Escapes::Canonical
         } else {
             Escapes::Any
@@ -319,13 +317,13 @@ impl<'a> Scanner<'a> {
             return None;
         }
         self.pos = end;
-        if let Some(out) = out {
+        if S::COPIES {
             out.push_str(self.src.get(start..self.pos)?);
         }
         Some(())
     }
 
-    fn number(&mut self, out: Option<&mut String>) -> Option<()> {
+    fn number<S: Sink>(&mut self, out: &mut S) -> Option<()> {
         let start = self.pos;
         let number = token::number(self.text, start)?;
         self.pos = number.end;
@@ -335,7 +333,7 @@ impl<'a> Scanner<'a> {
         if !plain_integer && !text.parse::<f64>().is_ok_and(f64::is_finite) {
             return None;
         }
-        if let Some(out) = out {
+        if S::COPIES {
             // JavaScript spells an integer below 1e15 as its digits; `-0` is `0`.
             if !plain_integer || text == "-0" {
                 return None;
@@ -345,43 +343,30 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
-    fn array(&mut self, mut out: Option<&mut String>, depth: usize) -> Option<()> {
+    fn array<S: Sink>(&mut self, out: &mut S, depth: usize) -> Option<()> {
         self.pos += 1;
-        if let Some(out) = out.as_deref_mut() {
-            out.push('[');
-        }
+        out.push('[');
         if !self.eat(b']') {
             loop {
-                self.value(out.as_deref_mut(), depth + 1)?;
+                self.value(out, depth + 1)?;
                 if self.eat(b']') {
                     break;
                 }
                 if !self.eat(b',') {
                     return None;
                 }
-                if let Some(out) = out.as_deref_mut() {
-                    out.push(',');
-                }
+                out.push(',');
             }
         }
-        if let Some(out) = out {
-            out.push(']');
-        }
+        out.push(']');
         Some(())
     }
 
-    fn object(
-        &mut self,
-        mut out: Option<&mut String>,
-        depth: usize,
-        dropped: &[&str],
-    ) -> Option<()> {
+    fn object<S: Sink>(&mut self, out: &mut S, depth: usize, dropped: &[&str]) -> Option<()> {
         if !self.eat(b'{') {
             return None;
         }
-        if let Some(out) = out.as_deref_mut() {
-            out.push('{');
-        }
+        out.push('{');
         let mut previous: Option<&str> = None;
         if !self.eat(b'}') {
             loop {
@@ -389,20 +374,19 @@ impl<'a> Scanner<'a> {
                     return None;
                 }
                 let key_start = self.pos;
-                let key = match out {
-                    // Canonical order is the order of the unescaped keys: only plain keys can be
-                    // compared as written.
-                    Some(_) => Some(self.plain_str()?),
-                    None => {
-                        self.string(None)?;
-                        None
-                    }
+                // Canonical order is the order of the unescaped keys: only plain keys can be
+                // compared as written.
+                let key = if S::COPIES {
+                    Some(self.plain_str()?)
+                } else {
+                    self.string(&mut Validate)?;
+                    None
                 };
                 if !self.eat(b':') {
                     return None;
                 }
-                match (out.as_deref_mut(), key) {
-                    (Some(out), Some(key)) if !dropped.contains(&key) => {
+                match key {
+                    Some(key) if !dropped.contains(&key) => {
                         if previous.is_some_and(|p| key_cmp(p, key) != Ordering::Less) {
                             return None;
                         }
@@ -412,9 +396,9 @@ impl<'a> Scanner<'a> {
                         previous = Some(key);
                         out.push_str(self.src.get(key_start..key_start + key.len() + 2)?);
                         out.push(':');
-                        self.value(Some(out), depth + 1)?;
+                        self.value(out, depth + 1)?;
                     }
-                    _ => self.value(None, depth + 1)?,
+                    _ => self.value(&mut Validate, depth + 1)?,
                 }
                 if self.eat(b'}') {
                     break;
@@ -424,10 +408,41 @@ impl<'a> Scanner<'a> {
                 }
             }
         }
-        if let Some(out) = out {
-            out.push('}');
-        }
+        out.push('}');
         Some(())
+    }
+}
+
+/// Where a scan's canonical copy goes. The scanner is generic over it, so that the validating
+/// walk, which reads every line of a cassette, is compiled without the copy's steps and tests
+/// rather than testing at each token whether it copies.
+trait Sink {
+    /// Whether the scan copies (and so must find the text canonical as written).
+    const COPIES: bool;
+    fn push_str(&mut self, text: &str);
+    fn push(&mut self, c: char);
+}
+
+/// Validating only: nothing is copied.
+struct Validate;
+
+impl Sink for Validate {
+    const COPIES: bool = false;
+    #[inline(always)]
+    fn push_str(&mut self, _: &str) {}
+    #[inline(always)]
+    fn push(&mut self, _: char) {}
+}
+
+impl Sink for String {
+    const COPIES: bool = true;
+    #[inline(always)]
+    fn push_str(&mut self, text: &str) {
+        String::push_str(self, text);
+    }
+    #[inline(always)]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
     }
 }
 
