@@ -20,6 +20,7 @@ mod build;
 pub mod catalogue;
 mod pairing;
 mod read;
+mod timeline;
 
 use std::sync::Arc;
 
