@@ -53,7 +53,7 @@ pub(super) struct RequestItem {
 }
 
 impl RequestItem {
-    /// Where the request sits in wire order as the file gives it (see `build::wire_order`).
+    /// Where the request sits in wire order as the file gives it (see `timeline::wire_order`).
     pub(super) fn wire_key(&self) -> WireKey {
         (self.t, self.entry, -1, 0)
     }

@@ -265,7 +265,7 @@ mod tests {
         let unmoved: Vec<usize> = placed.timeline.iter().map(|t| t.0).collect();
         // The plain way: every request's key moved first, then the timeline placed once.
         let mut request_key: Vec<WireKey> =
-            rec.requests.iter().map(|r| (r.t, r.entry, -1, 0)).collect();
+            rec.requests.iter().map(RequestItem::wire_key).collect();
         for (r, key) in request_key.iter_mut().enumerate() {
             if let Some(a) = replies.last_frame(r, &rec.streams) {
                 move_ahead(key, rec.servers[a].wire_key());
