@@ -241,7 +241,12 @@ pub(super) struct RequestParts {
     task_id: Option<String>,
     retry: bool,
     shape: ShapeRef,
-    progress: Option<Box<str>>,
+    /// As [`RequestItem::progress`] keeps it, made here rather than on the folding thread.
+    #[expect(
+        clippy::box_collection,
+        reason = "the thin pointer `RequestItem::progress` keeps"
+    )]
+    progress: Option<Box<String>>,
 }
 
 impl<'v> Reducer<'v> {
@@ -390,7 +395,8 @@ impl<'v> Reducer<'v> {
             task_id,
             retry,
             shape: ShapeRef::from(shape),
-            progress: crate::replay::progress::request_token(frame.text()),
+            progress: crate::replay::progress::request_token(frame.text())
+                .map(|p| Box::new(p.into_string())),
         })
     }
 }
@@ -527,7 +533,7 @@ impl Recording {
                         fp: fp as u32,
                         retry: parts.retry,
                         shape,
-                        progress: parts.progress.map(|p| Box::new(p.into_string())),
+                        progress: parts.progress,
                     });
                 }
                 What::ClientAnswer(answer) => self.client_answers.push(answer),
