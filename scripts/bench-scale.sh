@@ -5,7 +5,8 @@
 #   - `lint` on a large realistic cassette: both cores, one core (`taskset -c 1`), peak RSS;
 #   - `replay` on a 200,000-call cassette: the time to the first answer and the peak RSS, by
 #     scripts/bench-replay-large.sh (the reference in the same rounds);
-#   - `redact --scan` and `redact -o` on the realistic cassette: time and peak RSS.
+#   - `redact --scan` and `redact -o` on the realistic cassette: time and peak RSS, by
+#     scripts/bench-redact.sh (the reference after it).
 #
 # Usage:
 #   REALISTIC=<cassette> [REFERENCE="node <reference>/dist/cli.js"] [BASELINE=<binary>] \
@@ -49,10 +50,10 @@ timed() {
   python3 - "$OUT/$name.json" "$BYTES" > "$OUT/$name" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
-print(f"{r['mean']:.4f} {r['min']:.4f}")
+print(f"{r['mean']:.4f} {r['min']:.4f} {int(sys.argv[2]) / r['mean'] / 1e6:.0f}")
 EOF
-  read -r mean min < "$OUT/$name"
-  echo "$name: mean $mean s, min $min s ($runs runs), $(python3 -c "print(round($BYTES / $mean / 1e6))") MB/s at the mean"
+  read -r mean min rate < "$OUT/$name"
+  echo "$name: mean $mean s, min $min s ($runs runs), $rate MB/s at the mean"
 }
 
 # rss NAME COMMAND...: peak RSS in KiB of one run, into $OUT/NAME.rss.
@@ -69,32 +70,20 @@ ratio() {
   python3 -c "import sys; f=lambda p: float(open(p).read().strip().splitlines()[-1].split()[0]); print(f'{f(sys.argv[2]) / f(sys.argv[1]):.1f}x')" "$1" "$2"
 }
 
-REDACTED="$OUT/redacted.jsonl"
-echo "== ours"
+echo "== lint"
 timed lint "$RUNS" "$BIN" lint "$REAL"
 timed lint-one-core "$RUNS" taskset -c 1 "$BIN" lint "$REAL"
 rss lint "$BIN" lint "$REAL"
-timed redact-scan "$RUNS" "$BIN" redact "$REAL" --scan
-rss redact-scan "$BIN" redact "$REAL" --scan
-timed redact-out "$RUNS" "$BIN" redact "$REAL" -o "$REDACTED"
-rss redact-out "$BIN" redact "$REAL" -o "$REDACTED"
-
 if [ -n "${REFERENCE:-}" ]; then
-  echo "== reference: $REFERENCE"
   # shellcheck disable=SC2086
-  {
-    timed ref-lint "$REF_RUNS" $REFERENCE lint "$REAL"
-    rss ref-lint $REFERENCE lint "$REAL"
-    timed ref-redact-scan "$REF_RUNS" $REFERENCE redact "$REAL" --scan
-    rss ref-redact-scan $REFERENCE redact "$REAL" --scan
-    timed ref-redact-out "$REF_RUNS" $REFERENCE redact "$REAL" -o "$REDACTED"
-    rss ref-redact-out $REFERENCE redact "$REAL" -o "$REDACTED"
-  }
-  echo "== ratios (reference / ours)"
-  for what in lint redact-scan redact-out; do
-    echo "$what: time $(ratio "$OUT/$what" "$OUT/ref-$what"), peak RSS $(ratio "$OUT/$what.rss" "$OUT/ref-$what.rss")"
-  done
+  timed ref-lint "$REF_RUNS" $REFERENCE lint "$REAL"
+  # shellcheck disable=SC2086
+  rss ref-lint $REFERENCE lint "$REAL"
+  echo "reference / ours: time $(ratio "$OUT/lint" "$OUT/ref-lint"), peak RSS $(ratio "$OUT/lint.rss" "$OUT/ref-lint.rss")"
 fi
+
+echo "== redact (scripts/bench-redact.sh)"
+INPUT="$REAL" RUNS="$RUNS" REF_RUNS="$REF_RUNS" scripts/bench-redact.sh
 
 echo "== replay (scripts/bench-replay-large.sh)"
 scripts/bench-replay-large.sh 200000 "$((RUNS * 3))"
